@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/invoicing/invoicing/command"
+	"github.com/invoicing/invoicing/query"
+)
+
+// directory implements command.Directory over the read models, so that
+// command depends on neither query nor projections.
+type directory struct {
+	q *query.Store
+}
+
+func (d directory) Company(ctx context.Context, accountID, companyID string) (command.CompanyRecord, error) {
+	c, err := d.q.Company(ctx, accountID, companyID)
+	if errors.Is(err, query.ErrNotFound) {
+		return command.CompanyRecord{}, command.ErrNotFound
+	}
+	if err != nil {
+		return command.CompanyRecord{}, err
+	}
+	return command.CompanyRecord{
+		ID: c.ID, LegalName: c.LegalName, TradingName: c.TradingName, Address: c.Address,
+		Email: c.Email, Identifiers: c.Identifiers, DefaultCurrency: c.DefaultCurrency,
+		DefaultLanguage: c.DefaultLanguage, DefaultPaymentTermsDays: c.DefaultPaymentTermsDays,
+	}, nil
+}
+
+func (d directory) Customer(ctx context.Context, accountID, companyID, customerID string) (command.CustomerRecord, error) {
+	return command.CustomerRecord{}, command.ErrNotFound
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+)
+
+func TestMalformedRequestsAre400(t *testing.T) {
+	s := newService(t)
+	tok := token(t, "acme")
+	tests := []struct {
+		name, key, body string
+	}{
+		{"syntax error", "malformed-1", `{"legal_name":`},
+		{"trailing data after the object", "malformed-2", minimalCompany + ` {}`},
+		{"empty body", "malformed-3", ``},
+		{"an array instead of an object", "malformed-4", `[` + minimalCompany + `]`},
+		{"a string instead of an object", "malformed-5", `"company"`},
+		{"idempotency-key missing", "", minimalCompany},
+		{"idempotency-key of 7 characters", "1234567", minimalCompany},
+		{"idempotency-key of 256 characters", strings.Repeat("k", 256), minimalCompany},
+		{"idempotency-key with a space", "has a space", minimalCompany},
+		{"idempotency-key with non-ASCII", "schlüssel-1", minimalCompany},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := s.do(t, request{method: http.MethodPost, path: "/v1/companies", token: tok, key: tt.key, body: tt.body, contentType: "application/json"})
+			mustStatus(t, res, http.StatusBadRequest)
+			if code := errorCode(t, res); code != "malformed_request" {
+				t.Errorf("code = %q, want malformed_request", code)
+			}
+		})
+	}
+	for _, key := range []string{"12345678", strings.Repeat("k", 255), "!~#$%&'*+-.^_`|"} {
+		mustStatus(t, s.post(t, "/v1/companies", tok, key, minimalCompany), http.StatusCreated)
+	}
+}
+
+func TestBodyOverTheLimitIs413(t *testing.T) {
+	s := newService(t, func(c *config) { c.MaxBodyBytes = 2048 })
+	tok := token(t, "acme")
+	padded := companyWith(t, "trading_name", strings.Repeat("x", 150))
+	if len(padded) > 2048 {
+		t.Fatal("setup: padded body too large")
+	}
+	mustStatus(t, s.post(t, "/v1/companies", tok, "limit-under", padded), http.StatusCreated)
+	res := s.post(t, "/v1/companies", tok, "limit-over", `{"legal_name":"`+strings.Repeat("x", 2100)+`"}`)
+	mustStatus(t, res, http.StatusRequestEntityTooLarge)
+	if code := errorCode(t, res); code != "payload_too_large" {
+		t.Errorf("code = %q", code)
+	}
+}
+
+func TestCreateWithoutJSONContentTypeIs415(t *testing.T) {
+	s := newService(t)
+	tok := token(t, "acme")
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "application/jsonx", "none"} {
+		t.Run(ct, func(t *testing.T) {
+			req := request{method: http.MethodPost, path: "/v1/companies", token: tok, key: "media-type-1", body: minimalCompany, contentType: ct}
+			if ct == "none" {
+				req.headers = map[string]string{"Content-Type": ""}
+				req.contentType = ""
+			}
+			res := s.do(t, req)
+			mustStatus(t, res, http.StatusUnsupportedMediaType)
+			if code := errorCode(t, res); code != "unsupported_media_type" {
+				t.Errorf("code = %q", code)
+			}
+		})
+	}
+	res := s.do(t, request{method: http.MethodPost, path: "/v1/companies", token: tok, key: "media-type-2", body: minimalCompany, contentType: "application/json; charset=utf-8"})
+	mustStatus(t, res, http.StatusCreated)
+}
+
+func TestCompanyOfAnotherAccountIs404(t *testing.T) {
+	s := newService(t)
+	c := s.createCompany(t, token(t, "acme"), "tenancy-company", minimalCompany)
+	other := token(t, "globex")
+	for _, path := range []string{"/v1/companies/" + c["id"].(string), "/v1/companies/" + uuid.NewString()} {
+		res := s.get(t, path, other)
+		mustStatus(t, res, http.StatusNotFound)
+		if code := errorCode(t, res); code != "not_found" {
+			t.Errorf("code = %q", code)
+		}
+	}
+	res := s.get(t, "/v1/companies", other)
+	mustStatus(t, res, http.StatusOK)
+	if data := res.object(t)["data"].([]any); len(data) != 0 {
+		t.Errorf("another account lists %d companies, want 0", len(data))
+	}
+	res = s.get(t, "/v1/companies/not-a-uuid", other)
+	mustStatus(t, res, http.StatusUnprocessableEntity)
+	if paths := detailPaths(t, res); len(paths) != 1 || paths[0] != "company_id" {
+		t.Errorf("paths = %v, want [company_id]", paths)
+	}
+}
+
+func TestEveryResponseCarriesTheRequestID(t *testing.T) {
+	s := newService(t)
+	tok := token(t, "acme")
+	res := s.do(t, request{method: http.MethodGet, path: "/v1/companies/" + uuid.NewString(), token: tok, headers: map[string]string{"X-Request-Id": "caller-id-123"}})
+	if got := res.header.Get("X-Request-Id"); got != "caller-id-123" {
+		t.Errorf("X-Request-Id = %q, want the caller's", got)
+	}
+	errorCode(t, res) // checks error.request_id == X-Request-Id
+	res = s.do(t, request{method: http.MethodGet, path: "/v1/companies", token: tok, headers: map[string]string{"X-Request-Id": "bad id with spaces"}})
+	if got := res.header.Get("X-Request-Id"); got == "" || strings.Contains(got, " ") {
+		t.Errorf("X-Request-Id = %q, want a generated id replacing an insane one", got)
+	}
+	res = s.get(t, "/v1/companies", "")
+	if res.header.Get("X-Request-Id") == "" {
+		t.Error("a 401 has no X-Request-Id")
+	}
+	errorCode(t, res)
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/invoicing/invoicing/command"
+	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/events/pgstore"
+	"github.com/invoicing/invoicing/projections"
+	"github.com/invoicing/invoicing/query"
+	"github.com/invoicing/invoicing/transport"
+	"github.com/invoicing/invoicing/transport/auth"
+)
+
+// serve applies migrations, starts the projectors and the HTTP server, and
+// on ctx's end (SIGTERM) stops accepting, drains in-flight requests, stops
+// the projectors after their current batch and returns nil.
+func serve(ctx context.Context, cfg config, logOut io.Writer) error {
+	logger := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	app, err := open(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer app.close()
+
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+	}
+	return app.run(ctx, ln, cfg.ShutdownGrace)
+}
+
+// app is the wired service.
+type app struct {
+	pool    *pgxpool.Pool
+	store   events.Store
+	group   *projections.Group
+	handler http.Handler
+	logger  *slog.Logger
+}
+
+func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
+	pool, err := openPool(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	store, err := openStore(ctx, cfg, pool, logger)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if err := projections.Migrate(ctx, pool); err != nil {
+		store.Close()
+		pool.Close()
+		return nil, fmt.Errorf("migrate read models: %w", err)
+	}
+	verifier, err := auth.NewVerifier(auth.Config{
+		HS256Secret: []byte(cfg.Auth.HS256Secret), JWKSURL: cfg.Auth.JWKSURL,
+		Issuer: cfg.Auth.Issuer, Audience: cfg.Auth.Audience, OrgClaim: cfg.Auth.OrgClaim,
+	})
+	if err != nil {
+		store.Close()
+		pool.Close()
+		return nil, fmt.Errorf("auth: %w", err)
+	}
+	group := projections.NewGroup(projections.All(), store, pool, logger, projections.RunnerOptions{})
+	queries := query.New(pool)
+	commands := command.NewHandler(command.Config{
+		Store: store, Waiter: group, Directory: directory{queries}, Logger: logger, WaitTimeout: cfg.WaitTimeout,
+	})
+	a := &app{pool: pool, store: store, group: group, logger: logger}
+	a.handler = transport.NewHandler(transport.Config{
+		Commands: commands, Queries: queries, Auth: verifier, Logger: logger,
+		MaxBodyBytes: cfg.MaxBodyBytes, Ready: a.ready,
+	})
+	return a, nil
+}
+
+func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	// An idle open transaction holds back every projector (see
+	// events/pgstore/order.go); none of ours stays open, so cut any that does.
+	pcfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = "30000"
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
+	}
+	return pool, nil
+}
+
+// openStore selects the event store: EventStoreDB when EVENTSTORE_URL is
+// set, else the PostgreSQL store in DATABASE_URL.
+func openStore(ctx context.Context, cfg config, pool *pgxpool.Pool, logger *slog.Logger) (events.Store, error) {
+	if cfg.EventStoreURL != "" {
+		return openEventStoreDB(ctx, cfg.EventStoreURL, logger)
+	}
+	if err := pgstore.Migrate(ctx, pool); err != nil {
+		return nil, fmt.Errorf("migrate event store: %w", err)
+	}
+	return pgstore.New(pool, logger, pgstore.Options{}), nil
+}
+
+func (a *app) ready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return errors.Join(a.pool.Ping(ctx), a.store.Ping(ctx), a.group.Err())
+}
+
+func (a *app) run(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	projCtx, stopProjections := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		a.group.Run(projCtx)
+	}()
+	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	a.logger.Info("serving", "addr", ln.Addr().String())
+
+	var err error
+	select {
+	case err = <-serveErr:
+	case <-ctx.Done():
+		a.logger.Info("shutting down", "grace", grace.String())
+		shutCtx, cancel := context.WithTimeout(context.Background(), grace)
+		err = srv.Shutdown(shutCtx)
+		cancel()
+	}
+	stopProjections()
+	wg.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+func (a *app) close() {
+	a.store.Close()
+	a.pool.Close()
+}

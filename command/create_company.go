@@ -1,0 +1,104 @@
+package command
+
+import (
+	"context"
+	"time"
+
+	"github.com/invoicing/invoicing/events"
+)
+
+var opCreateCompany = operation{name: "companies.create", kind: events.KindCompany}
+
+// Company defaults (DESIGN.md §3).
+const (
+	DefaultLanguage         = "en"
+	DefaultPaymentTermsDays = 30
+)
+
+// CreateCompany is a validated create-company request, before defaults.
+// Its JSON form is the request's fingerprint.
+type CreateCompany struct {
+	LegalName               string              `json:"legal_name"`
+	TradingName             string              `json:"trading_name,omitempty"`
+	Address                 events.Address      `json:"address"`
+	DefaultCurrency         string              `json:"default_currency"`
+	DefaultLanguage         string              `json:"default_language,omitempty"`
+	DefaultPaymentTermsDays *int64              `json:"default_payment_terms_days,omitempty"`
+	Email                   string              `json:"email,omitempty"`
+	ExternalReference       string              `json:"external_reference,omitempty"`
+	Identifiers             []events.Identifier `json:"identifiers"`
+}
+
+// ParseCreateCompany validates a decoded JSON body, reporting every
+// violation in a *ValidationError.
+func ParseCreateCompany(body map[string]any) (CreateCompany, error) {
+	r := &reader{}
+	o, _ := r.openObject("", body, "legal_name", "trading_name", "address", "default_currency",
+		"default_language", "default_payment_terms_days", "email", "external_reference", "identifiers")
+	c := CreateCompany{
+		LegalName:         o.reqStr("legal_name", name200),
+		TradingName:       o.str("trading_name", name200),
+		DefaultCurrency:   o.reqStr("default_currency", currency),
+		DefaultLanguage:   o.str("default_language", language),
+		Email:             o.str("email", email),
+		ExternalReference: o.str("external_reference", reference),
+		Identifiers:       o.identifiers("identifiers"),
+	}
+	if v, ok := o.required("address"); ok {
+		c.Address = r.address("address", v)
+	}
+	if days, ok := o.integer("default_payment_terms_days", 0, 365, false); ok {
+		c.DefaultPaymentTermsDays = &days
+	}
+	return c, r.err()
+}
+
+// CreateCompany creates a company in the caller's account, or replays the
+// company an earlier identical request with the same key created.
+func (h *Handler) CreateCompany(ctx context.Context, req Request, body map[string]any) (events.CompanyCreated, error) {
+	var out events.CompanyCreated
+	if err := CheckIdempotencyKey(req.IdempotencyKey); err != nil {
+		return out, err
+	}
+	in, err := ParseCreateCompany(body)
+	if err != nil {
+		return out, err
+	}
+	fp, err := fingerprint(opCreateCompany, "", in)
+	if err != nil {
+		return out, err
+	}
+	build := func() (string, any, error) {
+		id, err := h.newID()
+		if err != nil {
+			return "", nil, err
+		}
+		return events.TypeCompanyCreated, in.event(id, req.Actor.AccountID, h.now()), nil
+	}
+	err = h.create(ctx, req, opCreateCompany, "", fp, build, &out)
+	return out, err
+}
+
+func (in CreateCompany) event(id, accountID string, now time.Time) events.CompanyCreated {
+	ev := events.CompanyCreated{
+		CompanyID:               id,
+		AccountID:               accountID,
+		LegalName:               in.LegalName,
+		TradingName:             in.TradingName,
+		Address:                 in.Address,
+		DefaultCurrency:         in.DefaultCurrency,
+		DefaultLanguage:         in.DefaultLanguage,
+		DefaultPaymentTermsDays: DefaultPaymentTermsDays,
+		Email:                   in.Email,
+		ExternalReference:       in.ExternalReference,
+		Identifiers:             in.Identifiers,
+		CreatedAt:               now,
+	}
+	if ev.DefaultLanguage == "" {
+		ev.DefaultLanguage = DefaultLanguage
+	}
+	if in.DefaultPaymentTermsDays != nil {
+		ev.DefaultPaymentTermsDays = int(*in.DefaultPaymentTermsDays)
+	}
+	return ev
+}

@@ -1,0 +1,83 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/invoicing/invoicing/events"
+)
+
+var opCreateCustomer = operation{name: "customers.create", kind: events.KindCustomer}
+
+// CreateCustomer is a validated create-customer request. Its JSON form is
+// the request's fingerprint.
+type CreateCustomer struct {
+	Name              string              `json:"name"`
+	Address           events.Address      `json:"address"`
+	Email             string              `json:"email,omitempty"`
+	ExternalReference string              `json:"external_reference,omitempty"`
+	Identifiers       []events.Identifier `json:"identifiers"`
+}
+
+// ParseCreateCustomer validates a decoded JSON body, reporting every
+// violation in a *ValidationError.
+func ParseCreateCustomer(body map[string]any) (CreateCustomer, error) {
+	r := &reader{}
+	o, _ := r.openObject("", body, "name", "address", "email", "external_reference", "identifiers")
+	c := CreateCustomer{
+		Name:              o.reqStr("name", name200),
+		Email:             o.str("email", email),
+		ExternalReference: o.str("external_reference", reference),
+		Identifiers:       o.identifiers("identifiers"),
+	}
+	if v, ok := o.required("address"); ok {
+		c.Address = r.address("address", v)
+	}
+	return c, r.err()
+}
+
+// CreateCustomer creates a customer of the caller's company companyID
+// (ErrNotFound unless the company is the caller's). The company takes part
+// in the idempotency scope: the same key under another company is another
+// request.
+func (h *Handler) CreateCustomer(ctx context.Context, req Request, companyID string, body map[string]any) (events.CustomerCreated, error) {
+	var out events.CustomerCreated
+	if err := CheckIdempotencyKey(req.IdempotencyKey); err != nil {
+		return out, err
+	}
+	if _, err := h.cfg.Directory.Company(ctx, req.Actor.AccountID, companyID); err != nil {
+		return out, fmt.Errorf("company %s: %w", companyID, err)
+	}
+	in, err := ParseCreateCustomer(body)
+	if err != nil {
+		return out, err
+	}
+	fp, err := fingerprint(opCreateCustomer, companyID, in)
+	if err != nil {
+		return out, err
+	}
+	build := func() (string, any, error) {
+		id, err := h.newID()
+		if err != nil {
+			return "", nil, err
+		}
+		return events.TypeCustomerCreated, in.event(id, companyID, req.Actor.AccountID, h.now()), nil
+	}
+	err = h.create(ctx, req, opCreateCustomer, companyID, fp, build, &out)
+	return out, err
+}
+
+func (in CreateCustomer) event(id, companyID, accountID string, now time.Time) events.CustomerCreated {
+	return events.CustomerCreated{
+		CustomerID:        id,
+		CompanyID:         companyID,
+		AccountID:         accountID,
+		Name:              in.Name,
+		Address:           in.Address,
+		Email:             in.Email,
+		ExternalReference: in.ExternalReference,
+		Identifiers:       in.Identifiers,
+		CreatedAt:         now,
+	}
+}

@@ -1,0 +1,42 @@
+package command
+
+import (
+	"context"
+
+	"github.com/invoicing/invoicing/events"
+)
+
+// Directory is how the write side learns of existing companies and
+// customers: to check that a path's company belongs to the caller, and to
+// take invoice snapshots. It is implemented over the read models (which
+// read-your-writes keeps current for the caller's own creates) and wired in
+// cmd, so this package depends on neither query nor projections.
+type Directory interface {
+	// Company returns the account's company, or ErrNotFound.
+	Company(ctx context.Context, accountID, companyID string) (CompanyRecord, error)
+	// Customer returns the company's customer, or ErrNotFound.
+	Customer(ctx context.Context, accountID, companyID, customerID string) (CustomerRecord, error)
+}
+
+// CompanyRecord is what commands need to know of a company.
+type CompanyRecord struct {
+	ID                      string
+	LegalName               string
+	TradingName             string
+	Address                 events.Address
+	Email                   string
+	Identifiers             []events.Identifier
+	DefaultCurrency         string
+	DefaultLanguage         string
+	DefaultPaymentTermsDays int
+}
+
+// CustomerRecord is what commands need to know of a customer.
+type CustomerRecord struct {
+	ID          string
+	CompanyID   string
+	Name        string
+	Address     events.Address
+	Email       string
+	Identifiers []events.Identifier
+}

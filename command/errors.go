@@ -1,0 +1,53 @@
+package command
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrNotFound means a resource in the request's path does not exist within
+// the caller's account (or company). Existence elsewhere is never revealed.
+var ErrNotFound = errors.New("not found")
+
+// ErrIdempotencyKeyReused means the idempotency key already created an entity
+// from a different request.
+var ErrIdempotencyKeyReused = errors.New("idempotency key already used for a different request")
+
+// ErrInvalidIdempotencyKey means the idempotency-key header is missing or
+// not 8..255 printable ASCII characters.
+var ErrInvalidIdempotencyKey = errors.New("idempotency-key must be 8 to 255 printable ASCII characters (U+0021 to U+007E)")
+
+// Violation is one broken rule of a request, at a JSON-pointer-like path
+// such as "lines[2].quantity".
+type Violation struct {
+	Path    string
+	Message string
+}
+
+// ValidationError lists every violation of a request, not just the first.
+type ValidationError struct {
+	Violations []Violation
+}
+
+func (e *ValidationError) Error() string {
+	parts := make([]string, len(e.Violations))
+	for i, v := range e.Violations {
+		parts[i] = v.Path + ": " + v.Message
+	}
+	return fmt.Sprintf("invalid request: %s", strings.Join(parts, "; "))
+}
+
+// CheckIdempotencyKey returns ErrInvalidIdempotencyKey unless key is 8..255
+// characters of U+0021..U+007E.
+func CheckIdempotencyKey(key string) error {
+	if len(key) < 8 || len(key) > 255 {
+		return ErrInvalidIdempotencyKey
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x21 || key[i] > 0x7e {
+			return ErrInvalidIdempotencyKey
+		}
+	}
+	return nil
+}

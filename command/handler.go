@@ -1,0 +1,188 @@
+// Package command is the write side: it validates create requests, computes
+// what the event records, and appends exactly one event to the stream named
+// after the request's idempotency key.
+package command
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/invoicing/invoicing/events"
+)
+
+// Actor is the authenticated caller of a command, taken from the verified
+// token by transport and passed explicitly.
+type Actor struct {
+	AccountID string
+	Subject   string
+	ClientID  string
+}
+
+// Request is what every create carries besides its body.
+type Request struct {
+	Actor          Actor
+	RequestID      string
+	IdempotencyKey string
+}
+
+// Waiter blocks until the read models have applied the event at a position,
+// so that a GET right after a 201 finds the resource.
+type Waiter interface {
+	WaitFor(ctx context.Context, pos events.Position) error
+}
+
+// Config holds a Handler's collaborators.
+type Config struct {
+	Store     events.Store
+	Waiter    Waiter
+	Directory Directory
+	Logger    *slog.Logger
+	// WaitTimeout bounds the read-your-writes wait (default 5 s). Past it
+	// the create still succeeds: the event is durable.
+	WaitTimeout time.Duration
+	// Now and NewID default to the clock and UUIDv7; tests replace them.
+	Now   func() time.Time
+	NewID func() (uuid.UUID, error)
+}
+
+// Handler executes create commands.
+type Handler struct {
+	cfg Config
+}
+
+// NewHandler returns a Handler.
+func NewHandler(cfg Config) *Handler {
+	if cfg.WaitTimeout <= 0 {
+		cfg.WaitTimeout = 5 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = uuid.NewV7
+	}
+	return &Handler{cfg: cfg}
+}
+
+// now is the creation timestamp: UTC, truncated to microseconds so that the
+// event, the read model and every response render the same string.
+func (h *Handler) now() time.Time {
+	return h.cfg.Now().UTC().Truncate(time.Microsecond)
+}
+
+func (h *Handler) newID() (string, error) {
+	id, err := h.cfg.NewID()
+	if err != nil {
+		return "", fmt.Errorf("new id: %w", err)
+	}
+	return id.String(), nil
+}
+
+// operation names one kind of create for idempotency scopes and fingerprints.
+type operation struct {
+	name string // e.g. "companies.create"
+	kind string // stream kind
+}
+
+// fingerprint identifies a request by its meaning: the normalised input
+// (defaults not yet applied, so an omitted field equals an explicit null),
+// the operation and the path scope.
+func fingerprint(op operation, scope string, input any) (string, error) {
+	body, err := json.Marshal(input)
+	if err != nil {
+		return "", fmt.Errorf("fingerprint: %w", err)
+	}
+	sum := sha256.Sum256(append([]byte(op.name+"\x00"+scope+"\x00"), body...))
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// create appends the one event of a create to its idempotency stream, or
+// replays what an earlier request with the same key and meaning created.
+// It appends first and reads only on conflict: new keys, the common case,
+// cost one round trip. The stored or new event's data is decoded into into.
+func (h *Handler) create(ctx context.Context, req Request, op operation, scope, fp string, build func() (string, any, error), into any) error {
+	stream := events.StreamName(op.kind, req.Actor.AccountID, op.name, scope, req.IdempotencyKey)
+	eventType, payload, err := build()
+	if err != nil {
+		return err
+	}
+	ev, err := h.eventData(stream, eventType, payload, req, fp)
+	if err != nil {
+		return err
+	}
+	res, err := h.cfg.Store.Append(ctx, stream, events.NoStream(), ev)
+	if errors.Is(err, events.ErrWrongExpectedRevision) {
+		// A concurrent request with the same key won the race.
+		if done, err := h.replay(ctx, stream, fp, into); done || err != nil {
+			return err
+		}
+		return fmt.Errorf("stream %s exists but cannot be read back", stream)
+	}
+	if err != nil {
+		return fmt.Errorf("append: %w", err)
+	}
+	if err := json.Unmarshal(ev.Data, into); err != nil {
+		return fmt.Errorf("decode own event: %w", err)
+	}
+	h.waitForReadModels(ctx, res.Position)
+	return nil
+}
+
+func (h *Handler) eventData(stream, eventType string, payload any, req Request, fp string) (events.EventData, error) {
+	data, err := json.Marshal(payload)
+	if err != nil {
+		return events.EventData{}, fmt.Errorf("encode %s: %w", eventType, err)
+	}
+	md, err := json.Marshal(events.Metadata{
+		AccountID:          req.Actor.AccountID,
+		Actor:              events.Actor{Subject: req.Actor.Subject, ClientID: req.Actor.ClientID},
+		RequestID:          req.RequestID,
+		RequestFingerprint: fp,
+		SchemaVersion:      events.SchemaVersion,
+	})
+	if err != nil {
+		return events.EventData{}, fmt.Errorf("encode metadata: %w", err)
+	}
+	return events.EventData{ID: events.EventID(stream, 0), Type: eventType, Data: data, Metadata: md}, nil
+}
+
+// replay reports done when the stream exists: it decodes the creating event
+// into into if the fingerprint matches, else ErrIdempotencyKeyReused.
+func (h *Handler) replay(ctx context.Context, stream, fp string, into any) (bool, error) {
+	evs, err := h.cfg.Store.ReadStream(ctx, stream)
+	if errors.Is(err, events.ErrStreamNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read stream: %w", err)
+	}
+	var md events.Metadata
+	if err := json.Unmarshal(evs[0].Metadata, &md); err != nil {
+		return false, fmt.Errorf("decode metadata of %s: %w", stream, err)
+	}
+	if md.RequestFingerprint != fp {
+		return true, ErrIdempotencyKeyReused
+	}
+	if err := json.Unmarshal(evs[0].Data, into); err != nil {
+		return false, fmt.Errorf("decode %s: %w", stream, err)
+	}
+	h.waitForReadModels(ctx, evs[0].Position)
+	return true, nil
+}
+
+func (h *Handler) waitForReadModels(ctx context.Context, pos events.Position) {
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.WaitTimeout)
+	defer cancel()
+	if err := h.cfg.Waiter.WaitFor(ctx, pos); err != nil {
+		h.cfg.Logger.Warn("read models lag behind a create; answering 201 anyway, the event is durable",
+			"position", pos.String(), "error", err)
+	}
+}

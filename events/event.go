@@ -1,0 +1,70 @@
+package events
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// The stable type names of this service's events. They are stored with every
+// event and never change; a new shape bumps SchemaVersion instead.
+const (
+	TypeCompanyCreated  = "CompanyCreated"
+	TypeCustomerCreated = "CustomerCreated"
+	TypeInvoiceDrafted  = "InvoiceDrafted"
+)
+
+// Types lists every event type this service writes; subscriptions are
+// filtered to them.
+var Types = []string{TypeCompanyCreated, TypeCustomerCreated, TypeInvoiceDrafted}
+
+// IsServiceType reports whether t is one of Types.
+func IsServiceType(t string) bool {
+	for _, s := range Types {
+		if s == t {
+			return true
+		}
+	}
+	return false
+}
+
+// SchemaVersion is the version of today's event payload shapes.
+const SchemaVersion = 1
+
+// EventData is an event to append.
+type EventData struct {
+	// ID identifies the event. Adapters use it to make a retried append
+	// idempotent, so callers derive it deterministically from the stream
+	// and the revision (see EventID).
+	ID       [16]byte
+	Type     string
+	Data     json.RawMessage
+	Metadata json.RawMessage
+}
+
+// RecordedEvent is an event as stored.
+type RecordedEvent struct {
+	ID         [16]byte
+	Type       string
+	Data       json.RawMessage
+	Metadata   json.RawMessage
+	Stream     string
+	Revision   uint64
+	Position   Position
+	RecordedAt time.Time
+}
+
+// Metadata is carried by every event of this service (DESIGN.md §2).
+type Metadata struct {
+	AccountID          string `json:"account_id"`
+	Actor              Actor  `json:"actor"`
+	RequestID          string `json:"request_id"`
+	RequestFingerprint string `json:"request_fingerprint"`
+	SchemaVersion      int    `json:"schema_version"`
+}
+
+// Actor is who caused an event: the token's subject and, for delegated or
+// machine callers, the authorized party.
+type Actor struct {
+	Subject  string `json:"sub"`
+	ClientID string `json:"client_id,omitempty"`
+}

@@ -1,0 +1,49 @@
+package pgstore
+
+// How readers follow the global order without skipping an event.
+//
+// A sequence value is taken at INSERT but becomes visible at COMMIT, so a
+// reader of "global_position > checkpoint" can see position 6 before 5
+// commits, store 6, and never read 5. We use the transaction-id filter
+// (as Emmett and watermill-sql do) rather than serialising appends:
+//
+//   - every event row records the appending transaction's id (tx_id, xid8);
+//   - readers order by (tx_id, global_position) and only read rows whose
+//     tx_id is below pg_snapshot_xmin(pg_current_snapshot()): every
+//     transaction below that horizon has committed or aborted, so no row can
+//     later appear before the reader's checkpoint;
+//   - checkpoints are the pair (tx_id, global_position), carried in
+//     events.Position as (hi, lo).
+//
+// Appends stay fully concurrent: nothing serialises commits, so create
+// throughput scales with PostgreSQL's commit rate rather than one commit
+// latency at a time.
+//
+// Limits, which operators must know:
+//   - projector lag is at least the age of the oldest open write transaction
+//     in the cluster; serve sets idle_in_transaction_session_timeout on its
+//     connections, and long write transactions elsewhere in the same cluster
+//     delay projections (they never corrupt them);
+//   - transaction ids belong to one cluster: a logical dump and restore into
+//     a new cluster breaks stored checkpoints (restore physically, or rebuild
+//     projections from zero after a logical restore);
+//   - the append must be the first write of its transaction so that tx_id is
+//     taken when the row is written (Append owns its transaction).
+const readAllSQL = `
+SELECT global_position, tx_id::text AS tx_text, event_id, stream_name, stream_revision,
+       event_type, data::text, metadata::text, recorded_at
+FROM events
+WHERE (tx_id, global_position) > ($1::text::xid8, $2::bigint)
+  AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
+  AND event_type = ANY($3::text[])
+ORDER BY tx_id, global_position -- the xid8 column: tx_text would sort "1000" before "999"
+LIMIT $4`
+
+// heldBackSQL tells whether rows exist that readers cannot see yet because
+// an older transaction is still open; a subscription then polls soon instead
+// of waiting for the next notification.
+const heldBackSQL = `
+SELECT EXISTS (
+	SELECT 1 FROM events
+	WHERE tx_id >= pg_snapshot_xmin(pg_current_snapshot())
+)`

@@ -1,0 +1,267 @@
+// Package pgstore is the PostgreSQL adapter of events.Store, the embedded
+// default store used by `make run` and the tests.
+package pgstore
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/internal/pgmigrate"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Migrate applies the event store's schema migrations.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	return pgmigrate.Apply(ctx, pool, "events", migrations, "migrations")
+}
+
+// Store implements events.Store on a PostgreSQL database.
+type Store struct {
+	pool   *pgxpool.Pool
+	logger *slog.Logger
+	wake   *broadcaster
+	notify chan struct{}
+	poll   time.Duration
+
+	stopCtx context.Context
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+	listen  sync.Once
+	closeMu sync.Once
+}
+
+// Options tune a Store; the zero value is fine.
+type Options struct {
+	// PollInterval bounds how long a subscriber waits without a
+	// notification before it reads again (default 500 ms).
+	PollInterval time.Duration
+}
+
+// New returns a Store on pool, whose schema Migrate has created. The store
+// does not own pool; Close stops its background goroutines only.
+func New(pool *pgxpool.Pool, logger *slog.Logger, opts Options) *Store {
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 500 * time.Millisecond
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	s := &Store{
+		pool:    pool,
+		logger:  logger,
+		wake:    newBroadcaster(),
+		notify:  make(chan struct{}, 1),
+		poll:    opts.PollInterval,
+		stopCtx: ctx,
+		stop:    stop,
+	}
+	s.wg.Add(1)
+	go s.runNotifier(ctx)
+	return s
+}
+
+// Close stops the store's goroutines. Subscriptions end with their contexts.
+func (s *Store) Close() error {
+	s.closeMu.Do(func() {
+		s.stop()
+		s.wg.Wait()
+	})
+	return nil
+}
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	return s.pool.Ping(ctx)
+}
+
+// Append implements events.Store.
+func (s *Store) Append(ctx context.Context, stream string, expected events.ExpectedRevision, evs ...events.EventData) (events.AppendResult, error) {
+	if !expected.Valid() {
+		return events.AppendResult{}, errors.New("pgstore: append: expected revision not set")
+	}
+	if len(evs) == 0 {
+		return events.AppendResult{}, errors.New("pgstore: append: no events")
+	}
+	var res events.AppendResult
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		first, err := firstRevision(ctx, tx, stream, expected)
+		if err != nil {
+			return err
+		}
+		for i, ev := range evs {
+			res, err = insertEvent(ctx, tx, stream, first+uint64(i), ev)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+			return events.AppendResult{}, fmt.Errorf("pgstore: append to %s expecting %s: %w", stream, expected, events.ErrWrongExpectedRevision)
+		}
+		return events.AppendResult{}, fmt.Errorf("pgstore: append to %s: %w", stream, err)
+	}
+	s.committed()
+	return res, nil
+}
+
+// firstRevision returns the revision the first appended event takes, or a
+// conflict when the stream is not where the caller expects it. A concurrent
+// writer that passes this check too is stopped by the unique constraint on
+// (stream_name, stream_revision).
+func firstRevision(ctx context.Context, tx pgx.Tx, stream string, expected events.ExpectedRevision) (uint64, error) {
+	if expected.IsNoStream() {
+		return 0, nil
+	}
+	var last *int64
+	err := tx.QueryRow(ctx, `SELECT max(stream_revision) FROM events WHERE stream_name = $1`, stream).Scan(&last)
+	if err != nil {
+		return 0, err
+	}
+	if last == nil || uint64(*last) != expected.Revision() {
+		return 0, fmt.Errorf("pgstore: append to %s expecting %s: %w", stream, expected, events.ErrWrongExpectedRevision)
+	}
+	return expected.Revision() + 1, nil
+}
+
+func insertEvent(ctx context.Context, tx pgx.Tx, stream string, revision uint64, ev events.EventData) (events.AppendResult, error) {
+	var gp int64
+	var txID string
+	err := tx.QueryRow(ctx, `
+		INSERT INTO events (event_id, stream_name, stream_revision, event_type, data, metadata)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		RETURNING global_position, tx_id::text`,
+		uuid.UUID(ev.ID), stream, int64(revision), ev.Type, string(ev.Data), metadataOrEmpty(ev.Metadata),
+	).Scan(&gp, &txID)
+	if err != nil {
+		return events.AppendResult{}, err
+	}
+	pos, err := position(txID, gp)
+	if err != nil {
+		return events.AppendResult{}, err
+	}
+	return events.AppendResult{NextRevision: revision, Position: pos}, nil
+}
+
+func metadataOrEmpty(m []byte) string {
+	if len(m) == 0 {
+		return "{}"
+	}
+	return string(m)
+}
+
+func position(txID string, gp int64) (events.Position, error) {
+	x, err := strconv.ParseUint(txID, 10, 64)
+	if err != nil {
+		return events.Position{}, fmt.Errorf("pgstore: transaction id %q: %w", txID, err)
+	}
+	return events.NewPosition(x, uint64(gp)), nil
+}
+
+// ReadStream implements events.Store.
+func (s *Store) ReadStream(ctx context.Context, stream string) ([]events.RecordedEvent, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT global_position, tx_id::text AS tx_text, event_id, stream_name, stream_revision,
+		       event_type, data::text, metadata::text, recorded_at
+		FROM events WHERE stream_name = $1 ORDER BY stream_revision`, stream)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: read stream %s: %w", stream, err)
+	}
+	out, err := scanEvents(rows)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: read stream %s: %w", stream, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("pgstore: read stream %s: %w", stream, events.ErrStreamNotFound)
+	}
+	return out, nil
+}
+
+// ReadAll implements events.Store; see order.go for why it cannot skip.
+//
+// A short page must mean "caught up with everything committed before the
+// call", but the horizon can hide committed events behind an older
+// transaction that is still open. So a short page is returned only once
+// every transaction that was running when the call began has ended; until
+// then ReadAll reads again, backing off. The wait is bounded by the longest
+// of those transactions (appends are short).
+func (s *Store) ReadAll(ctx context.Context, from events.Position, max int) ([]events.RecordedEvent, error) {
+	if max <= 0 {
+		return nil, nil
+	}
+	var startXmax string
+	if err := s.pool.QueryRow(ctx, `SELECT pg_snapshot_xmax(pg_current_snapshot())::text`).Scan(&startXmax); err != nil {
+		return nil, fmt.Errorf("pgstore: read all after %s: %w", from, err)
+	}
+	for wait := time.Millisecond; ; wait = min(wait*2, 100*time.Millisecond) {
+		var settled bool
+		err := s.pool.QueryRow(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::text::xid8`, startXmax).Scan(&settled)
+		if err != nil {
+			return nil, fmt.Errorf("pgstore: read all after %s: %w", from, err)
+		}
+		page, err := s.readPage(ctx, from, max)
+		if err != nil || len(page) == max || settled {
+			return page, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// readPage reads what the horizon lets it see now; a short page may still
+// have committed events hidden behind an open transaction.
+func (s *Store) readPage(ctx context.Context, from events.Position, max int) ([]events.RecordedEvent, error) {
+	hi, lo := from.Parts()
+	rows, err := s.pool.Query(ctx, readAllSQL, strconv.FormatUint(hi, 10), int64(lo), events.Types, max)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: read all after %s: %w", from, err)
+	}
+	out, err := scanEvents(rows)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: read all after %s: %w", from, err)
+	}
+	return out, nil
+}
+
+func scanEvents(rows pgx.Rows) ([]events.RecordedEvent, error) {
+	defer rows.Close()
+	var out []events.RecordedEvent
+	for rows.Next() {
+		var (
+			ev       events.RecordedEvent
+			gp, rev  int64
+			txID     string
+			id       uuid.UUID
+			data, md string
+		)
+		if err := rows.Scan(&gp, &txID, &id, &ev.Stream, &rev, &ev.Type, &data, &md, &ev.RecordedAt); err != nil {
+			return nil, err
+		}
+		pos, err := position(txID, gp)
+		if err != nil {
+			return nil, err
+		}
+		ev.ID, ev.Position, ev.Revision = id, pos, uint64(rev)
+		ev.Data, ev.Metadata = []byte(data), []byte(md)
+		ev.RecordedAt = ev.RecordedAt.UTC()
+		out = append(out, ev)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,149 @@
+package pgstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/events/pgstore"
+	"github.com/invoicing/invoicing/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// newStore returns a migrated store on a fresh database, and its pool.
+func newStore(t *testing.T) (*pgstore.Store, *pgxpool.Pool) {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	if err := pgstore.Migrate(ctx, pool); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	store := pgstore.New(pool, slog.New(slog.NewTextHandler(io.Discard, nil)), pgstore.Options{PollInterval: 50 * time.Millisecond})
+	t.Cleanup(func() { store.Close() })
+	return store, pool
+}
+
+func eventData(stream string, rev uint64) events.EventData {
+	return events.EventData{
+		ID:       events.EventID(stream, rev),
+		Type:     events.TypeCompanyCreated,
+		Data:     json.RawMessage(`{"n":1}`),
+		Metadata: json.RawMessage(`{"account_id":"a"}`),
+	}
+}
+
+// TestLateCommitIsNotSkipped is the trap every PostgreSQL event store falls
+// into: the transaction holding the lower position commits last. A reader of
+// "position > checkpoint" would read B, checkpoint past A, and lose A.
+func TestLateCommitIsNotSkipped(t *testing.T) {
+	ctx := context.Background()
+	store, pool := newStore(t)
+
+	late, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Rollback(ctx)
+	var lowPosition int64
+	err = late.QueryRow(ctx, `
+		INSERT INTO events (event_id, stream_name, stream_revision, event_type, data, metadata)
+		VALUES ($1, 'company-late', 0, 'CompanyCreated', '{}', '{}') RETURNING global_position`,
+		uuid.New()).Scan(&lowPosition)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	early, err := store.Append(ctx, "company-early", events.NoStream(), eventData("company-early", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, highPosition := early.Position.Parts(); int64(highPosition) <= lowPosition {
+		t.Fatalf("setup: early append got position %d, want above the open transaction's %d", highPosition, lowPosition)
+	}
+
+	sub, err := store.SubscribeAll(ctx, events.Position{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// While the lower position is uncommitted, ReadAll can neither return the
+	// later event (a checkpoint would pass the earlier) nor claim to be caught
+	// up: it waits for the open transaction.
+	waitCtx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	got, err := store.ReadAll(waitCtx, events.Position{}, 10)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("ReadAll while a lower position is uncommitted = %d events, %v; want it to wait (deadline exceeded)", len(got), err)
+	}
+
+	if err := late.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err = store.ReadAll(ctx, events.Position{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if streams := streamsOf(got); len(streams) != 2 || streams[0] != "company-late" || streams[1] != "company-early" {
+		t.Fatalf("after the late commit, ReadAll = %v; want [company-late company-early]", streams)
+	}
+	for _, want := range []string{"company-late", "company-early"} {
+		select {
+		case ev := <-sub.Events():
+			if ev.Stream != want {
+				t.Fatalf("subscription delivered %s, want %s", ev.Stream, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("subscription did not deliver %s within 10s", want)
+		}
+	}
+}
+
+func streamsOf(evs []events.RecordedEvent) []string {
+	var out []string
+	for _, ev := range evs {
+		out = append(out, ev.Stream)
+	}
+	return out
+}
+
+func TestConflictingAppendFailsWithTypedError(t *testing.T) {
+	ctx := context.Background()
+	store, _ := newStore(t)
+	if _, err := store.Append(ctx, "s", events.NoStream(), eventData("s", 0)); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		expected events.ExpectedRevision
+	}{
+		{"no stream expected but the stream exists", events.NoStream()},
+		{"revision ahead of the stream", events.AtRevision(1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := store.Append(ctx, "s", tt.expected, eventData("s", 1))
+			if !errors.Is(err, events.ErrWrongExpectedRevision) {
+				t.Fatalf("err = %v, want ErrWrongExpectedRevision", err)
+			}
+		})
+	}
+	if _, err := store.Append(ctx, "s", events.AtRevision(0), eventData("s", 1)); err != nil {
+		t.Fatalf("append at the right revision: %v", err)
+	}
+	got, err := store.ReadStream(ctx, "s")
+	if err != nil || len(got) != 2 {
+		t.Fatalf("ReadStream = %d events, %v; want 2 (failed appends write nothing)", len(got), err)
+	}
+}

@@ -1,0 +1,103 @@
+package pgstore
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/invoicing/invoicing/events"
+)
+
+// pageSize is how many events a subscription reads per query while catching up.
+const pageSize = 500
+
+// heldBackPoll is how soon a subscription reads again when committed events
+// are hidden behind an older open transaction.
+const heldBackPoll = 5 * time.Millisecond
+
+type subscription struct {
+	ch   chan events.RecordedEvent
+	mu   sync.Mutex
+	err  error
+	done chan struct{}
+}
+
+func (s *subscription) Events() <-chan events.RecordedEvent { return s.ch }
+
+func (s *subscription) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// SubscribeAll implements events.Store: it reads pages from its position and,
+// once caught up, waits for a local commit, a notification from another
+// process, or the poll interval.
+func (s *Store) SubscribeAll(ctx context.Context, from events.Position) (events.Subscription, error) {
+	s.startListener()
+	sub := &subscription{ch: make(chan events.RecordedEvent, pageSize), done: make(chan struct{})}
+	go sub.run(ctx, s, from)
+	return sub, nil
+}
+
+func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position) {
+	defer close(sub.ch)
+	held := heldBackPoll
+	for {
+		wake := s.wake.Wait() // taken before reading, so no commit is missed
+		page, err := s.readPage(ctx, pos, pageSize)
+		if err != nil {
+			sub.fail(ctx, err)
+			return
+		}
+		for _, ev := range page {
+			select {
+			case sub.ch <- ev:
+				pos = ev.Position
+			case <-ctx.Done():
+				return
+			}
+		}
+		if len(page) == pageSize {
+			continue
+		}
+		wait := s.poll
+		if len(page) > 0 {
+			held = heldBackPoll
+		}
+		// Committed events hidden behind an older open transaction show up
+		// as soon as it ends, which no notification announces: poll soon,
+		// backing off in case that transaction is a long one.
+		if hidden, err := s.heldBack(ctx); err == nil && hidden {
+			wait, held = held, min(held*2, s.poll)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.stopped():
+			return
+		case <-wake:
+		case <-time.After(wait):
+		}
+	}
+}
+
+func (sub *subscription) fail(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	sub.mu.Lock()
+	sub.err = err
+	sub.mu.Unlock()
+}
+
+func (s *Store) heldBack(ctx context.Context) (bool, error) {
+	var held bool
+	err := s.pool.QueryRow(ctx, heldBackSQL).Scan(&held)
+	return held, err
+}
+
+// stopped is closed when the store is closed.
+func (s *Store) stopped() <-chan struct{} {
+	return s.stopCtx.Done()
+}

@@ -1,0 +1,154 @@
+// Package pgtest gives tests a real, empty PostgreSQL database.
+//
+// Every test that touches SQL runs against PostgreSQL, never a fake and never
+// skipped. If TEST_DATABASE_URL is set, databases are created on that server
+// (it must be an admin connection string). Otherwise the first call to
+// NewDatabase in a test binary starts a throwaway cluster from the system's
+// PostgreSQL binaries; Main stops it when the tests are done.
+//
+// Use it from a test package like this:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+//
+//	func TestSomething(t *testing.T) {
+//		pool, err := pgxpool.New(t.Context(), pgtest.NewDatabase(t))
+//		...
+//	}
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// EnvURL names the environment variable holding an admin connection string to
+// an existing server; when set, no cluster is started.
+const EnvURL = "TEST_DATABASE_URL"
+
+// EnvBin names the environment variable that points at a directory holding
+// the initdb and postgres binaries.
+const EnvBin = "PG_BIN"
+
+// ddlTimeout bounds CREATE DATABASE and DROP DATABASE.
+const ddlTimeout = time.Minute
+
+// The cluster is started at most once per test binary. Package state is
+// acceptable here: a test binary is one process and Main owns its lifetime.
+var (
+	startOnce sync.Once
+	started   *server
+	adminURL  string
+	startErr  error
+)
+
+// Main runs m and stops any server started for it; call from TestMain:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+//
+// Without Main the server is still killed when the test binary exits (the
+// kernel delivers SIGKILL to it), but its temporary directory is left behind.
+func Main(m *testing.M) {
+	code := m.Run()
+	if started != nil {
+		if err := started.stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: stopping PostgreSQL: %v\n", err)
+		}
+	}
+	os.Exit(code)
+}
+
+// NewDatabase creates a fresh, empty database for t, drops it in t.Cleanup,
+// and returns its connection string (a postgres:// URL usable by pgxpool.New).
+func NewDatabase(t testing.TB) string {
+	t.Helper()
+	admin, err := serverURL()
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	name, err := randomName()
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	dbURL, err := withDatabase(admin, name)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	if err := execAdmin(admin, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatalf("pgtest: creating database %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		drop := "DROP DATABASE IF EXISTS " + pgx.Identifier{name}.Sanitize() + " WITH (FORCE)"
+		if err := execAdmin(admin, drop); err != nil {
+			t.Errorf("pgtest: dropping database %s: %v", name, err)
+		}
+	})
+	return dbURL
+}
+
+// serverURL returns the admin connection string, starting the throwaway
+// cluster on first use when TEST_DATABASE_URL is unset.
+func serverURL() (string, error) {
+	if u := os.Getenv(EnvURL); u != "" {
+		return u, nil
+	}
+	startOnce.Do(func() {
+		started, startErr = startServer()
+		if startErr == nil {
+			adminURL = started.url
+		}
+	})
+	return adminURL, startErr
+}
+
+// execAdmin runs one statement on a short-lived admin connection. CREATE and
+// DROP DATABASE cannot run inside a transaction, so no pool and no tx.
+func execAdmin(admin, sql string) error {
+	// Not t.Context(): it is already cancelled when cleanups run.
+	ctx, cancel := context.WithTimeout(context.Background(), ddlTimeout)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return fmt.Errorf("connecting to %s: %w", redact(admin), err)
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// randomName returns a database name unique to one test: t_<16 hex digits>.
+func randomName() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("random database name: %w", err)
+	}
+	return "t_" + hex.EncodeToString(b[:]), nil
+}
+
+// withDatabase returns admin with its database replaced by name.
+func withDatabase(admin, name string) (string, error) {
+	u, err := url.Parse(admin)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return "", fmt.Errorf("%s must be a postgres:// URL, e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", EnvURL)
+	}
+	u.Path = "/" + name
+	u.RawPath = ""
+	return u.String(), nil
+}
+
+// redact hides a password in a connection URL used in an error message.
+func redact(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable connection string)"
+	}
+	return u.Redacted()
+}

@@ -1,0 +1,66 @@
+package projections
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/invoicing/invoicing/events"
+)
+
+// Companies projects CompanyCreated into the companies table.
+type Companies struct{}
+
+// Name implements Projection.
+func (Companies) Name() string { return "companies" }
+
+// Apply implements Projection.
+func (Companies) Apply(ctx context.Context, tx pgx.Tx, ev events.RecordedEvent) error {
+	if ev.Type != events.TypeCompanyCreated {
+		return nil
+	}
+	var c events.CompanyCreated
+	if err := json.Unmarshal(ev.Data, &c); err != nil {
+		return fmt.Errorf("companies: decode %s event %x: %w", ev.Type, ev.ID, err)
+	}
+	address, identifiers, err := marshalValues(c.Address, c.Identifiers)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `
+		INSERT INTO companies (id, account_id, stream_name, legal_name, trading_name, address,
+			default_currency, default_language, default_payment_terms_days, email,
+			external_reference, identifiers, created_at, updated_at, version)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14)
+		ON CONFLICT (id) DO NOTHING`,
+		c.CompanyID, c.AccountID, ev.Stream, c.LegalName, nullable(c.TradingName), address,
+		c.DefaultCurrency, c.DefaultLanguage, c.DefaultPaymentTermsDays, nullable(c.Email),
+		nullable(c.ExternalReference), identifiers, c.CreatedAt, int64(ev.Revision)+1)
+	if err != nil {
+		return fmt.Errorf("companies: insert %s: %w", c.CompanyID, err)
+	}
+	return nil
+}
+
+// nullable stores an absent optional string as NULL.
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func marshalValues(address events.Address, identifiers []events.Identifier) (a, ids []byte, err error) {
+	if identifiers == nil {
+		identifiers = []events.Identifier{}
+	}
+	if a, err = json.Marshal(address); err != nil {
+		return nil, nil, err
+	}
+	if ids, err = json.Marshal(identifiers); err != nil {
+		return nil, nil, err
+	}
+	return a, ids, nil
+}

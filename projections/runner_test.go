@@ -1,0 +1,206 @@
+package projections
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/events/pgstore"
+	"github.com/invoicing/invoicing/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+type env struct {
+	url   string
+	pool  *pgxpool.Pool
+	store *pgstore.Store
+}
+
+func newEnv(t *testing.T) env {
+	t.Helper()
+	url := pgtest.NewDatabase(t)
+	pool := connect(t, url)
+	ctx := context.Background()
+	if err := pgstore.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	store := pgstore.New(pool, quiet, pgstore.Options{PollInterval: 20 * time.Millisecond})
+	t.Cleanup(func() { store.Close() })
+	return env{url: url, pool: pool, store: store}
+}
+
+// connect opens a separate pool: a separate pool is what a second process
+// would have, with its own sessions and so its own advisory locks.
+func connect(t *testing.T, url string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// appendCompanies appends n CompanyCreated events and returns the last position.
+func appendCompanies(t *testing.T, store events.Store, n int) events.Position {
+	t.Helper()
+	var last events.Position
+	for i := 0; i < n; i++ {
+		stream := fmt.Sprintf("company-%s", uuid.NewString())
+		data, _ := json.Marshal(events.CompanyCreated{
+			CompanyID: uuid.NewString(), AccountID: "acct", LegalName: fmt.Sprintf("Company %d", i),
+			Address:         events.Address{City: "Berlin", CountryCode: "DE", Line1: "Str 1", PostalCode: "10115"},
+			DefaultCurrency: "EUR", DefaultLanguage: "en", DefaultPaymentTermsDays: 30,
+			Identifiers: []events.Identifier{}, CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
+		})
+		res, err := store.Append(context.Background(), stream, events.NoStream(), events.EventData{
+			ID: events.EventID(stream, 0), Type: events.TypeCompanyCreated, Data: data, Metadata: []byte(`{}`),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = res.Position
+	}
+	return last
+}
+
+func companyCounts(t *testing.T, pool *pgxpool.Pool) (rows, distinct int) {
+	t.Helper()
+	err := pool.QueryRow(context.Background(), `SELECT count(*), count(DISTINCT stream_name) FROM companies`).Scan(&rows, &distinct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows, distinct
+}
+
+// runUntil runs r until its checkpoint reaches pos, or fails the test.
+func runUntil(t *testing.T, e env, r *Runner, pos events.Position) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	g := &Group{pool: e.pool, names: []string{r.proj.Name()}, progress: make(chan struct{})}
+	waitCtx, waitCancel := context.WithTimeout(ctx, 20*time.Second)
+	defer waitCancel()
+	if err := g.WaitFor(waitCtx, pos); err != nil {
+		t.Fatalf("projection did not reach %s: %v", pos, err)
+	}
+}
+
+func TestStoppedBetweenBatchesResumesExactlyOnce(t *testing.T) {
+	e := newEnv(t)
+	last := appendCompanies(t, e.store, 50)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var commits atomic.Int32
+	first := NewRunner(Companies{}, e.store, e.pool, quiet, RunnerOptions{BatchSize: 7, afterCommit: func(events.Position) {
+		if commits.Add(1) == 2 {
+			cancel() // the process dies right after its second batch committed
+		}
+	}})
+	first.Run(ctx)
+	if rows, _ := companyCounts(t, e.pool); rows == 0 || rows >= 50 {
+		t.Fatalf("setup: after the stop %d companies are projected; want some but not all", rows)
+	}
+
+	runUntil(t, e, NewRunner(Companies{}, e.store, e.pool, quiet, RunnerOptions{BatchSize: 7}), last)
+	if rows, distinct := companyCounts(t, e.pool); rows != 50 || distinct != 50 {
+		t.Fatalf("after restart: %d rows, %d distinct; want every company exactly once (50)", rows, distinct)
+	}
+}
+
+// failingOnce fails on its n-th applied event, once: a crash mid-batch.
+type failingOnce struct {
+	Companies
+	n      int32
+	seen   atomic.Int32
+	failed atomic.Bool
+}
+
+func (f *failingOnce) Apply(ctx context.Context, tx pgx.Tx, ev events.RecordedEvent) error {
+	if f.seen.Add(1) == f.n && f.failed.CompareAndSwap(false, true) {
+		return errors.New("injected failure mid-batch")
+	}
+	return f.Companies.Apply(ctx, tx, ev)
+}
+
+func TestFailureMidBatchRollsBackAndRetries(t *testing.T) {
+	e := newEnv(t)
+	last := appendCompanies(t, e.store, 50)
+	proj := &failingOnce{n: 12}
+	r := NewRunner(proj, e.store, e.pool, quiet, RunnerOptions{BatchSize: 10, MinBackoff: time.Millisecond})
+	runUntil(t, e, r, last)
+	if !proj.failed.Load() {
+		t.Fatal("setup: the injected failure never happened")
+	}
+	if rows, distinct := companyCounts(t, e.pool); rows != 50 || distinct != 50 {
+		t.Fatalf("after a failed batch and retry: %d rows, %d distinct; want 50 exactly once", rows, distinct)
+	}
+}
+
+func TestSecondProcessCannotRunTheSameProjection(t *testing.T) {
+	e := newEnv(t)
+	last := appendCompanies(t, e.store, 20)
+	opts := RunnerOptions{BatchSize: 3, StandbyPoll: 10 * time.Millisecond}
+	a := NewRunner(Companies{}, e.store, connect(t, e.url), quiet, opts)
+	b := NewRunner(Companies{}, e.store, connect(t, e.url), quiet, opts)
+
+	ctxA, stopA := context.WithCancel(context.Background())
+	ctxB, stopB := context.WithCancel(context.Background())
+	doneA, doneB := make(chan struct{}), make(chan struct{})
+	go func() { defer close(doneA); a.Run(ctxA) }()
+	go func() { defer close(doneB); b.Run(ctxB) }()
+	defer func() { stopA(); stopB(); <-doneA; <-doneB }()
+
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if a.Leading() && b.Leading() {
+			t.Fatal("both processes run the projection at the same time")
+		}
+		if rows, _ := companyCounts(t, e.pool); rows == 20 && (a.Leading() || b.Leading()) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	leader, leaderStop, leaderDone, standby := a, stopA, doneA, b
+	if b.Leading() {
+		leader, leaderStop, leaderDone, standby = b, stopB, doneB, a
+	}
+	if !leader.Leading() || standby.Leading() {
+		t.Fatalf("want exactly one leader; a=%v b=%v", a.Leading(), b.Leading())
+	}
+
+	leaderStop() // the leading process dies; the standby must take over
+	<-leaderDone
+	last = appendCompanies(t, e.store, 5)
+	g := &Group{pool: e.pool, names: []string{"companies"}, progress: make(chan struct{})}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := g.WaitFor(ctx, last); err != nil {
+		t.Fatalf("standby did not take over: %v", err)
+	}
+	if rows, distinct := companyCounts(t, e.pool); rows != 25 || distinct != 25 {
+		t.Fatalf("%d rows, %d distinct; want 25 exactly once", rows, distinct)
+	}
+	if !standby.Leading() {
+		t.Fatal("the standby projected without holding the lock")
+	}
+}

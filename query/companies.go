@@ -1,0 +1,107 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/invoicing/invoicing/events"
+)
+
+// Company is a row of the companies read model.
+type Company struct {
+	ID                      string
+	LegalName               string
+	TradingName             string
+	Address                 events.Address
+	DefaultCurrency         string
+	DefaultLanguage         string
+	DefaultPaymentTermsDays int
+	Email                   string
+	ExternalReference       string
+	Identifiers             []events.Identifier
+	ArchivedAt              *time.Time
+	CreatedAt               time.Time
+	UpdatedAt               time.Time
+	Version                 int
+}
+
+// CompanyFilter narrows a company list; empty fields do not filter.
+type CompanyFilter struct {
+	ExternalReference string
+}
+
+const companyColumns = `seq, id::text, legal_name, coalesce(trading_name, ''), address,
+	default_currency, default_language, default_payment_terms_days, coalesce(email, ''),
+	coalesce(external_reference, ''), identifiers, archived_at, created_at, updated_at, version`
+
+// Company returns the account's company, archived or not, or ErrNotFound.
+func (s *Store) Company(ctx context.Context, accountID, id string) (Company, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+companyColumns+` FROM companies WHERE id = $1 AND account_id = $2`, id, accountID)
+	if err != nil {
+		return Company{}, fmt.Errorf("query company: %w", err)
+	}
+	companies, _, err := scanCompanies(rows)
+	if err != nil {
+		return Company{}, err
+	}
+	if len(companies) == 0 {
+		return Company{}, ErrNotFound
+	}
+	return companies[0], nil
+}
+
+// Companies lists the account's active companies in creation order.
+func (s *Store) Companies(ctx context.Context, accountID string, f CompanyFilter, p PageRequest) (Page[Company], error) {
+	sc := scope("companies", accountID, f.ExternalReference)
+	after, err := p.after(sc)
+	if err != nil {
+		return Page[Company]{}, err
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+companyColumns+` FROM companies
+		WHERE account_id = $1 AND archived_at IS NULL AND seq > $2
+		  AND ($3 = '' OR external_reference = $3)
+		ORDER BY seq LIMIT $4`, accountID, after, f.ExternalReference, p.Limit+1)
+	if err != nil {
+		return Page[Company]{}, fmt.Errorf("list companies: %w", err)
+	}
+	companies, seqs, err := scanCompanies(rows)
+	if err != nil {
+		return Page[Company]{}, err
+	}
+	return finish(companies, seqs, p.Limit, sc), nil
+}
+
+func scanCompanies(rows pgx.Rows) ([]Company, []int64, error) {
+	defer rows.Close()
+	companies := []Company{}
+	var seqs []int64
+	for rows.Next() {
+		var (
+			c                    Company
+			seq                  int64
+			address, identifiers []byte
+		)
+		err := rows.Scan(&seq, &c.ID, &c.LegalName, &c.TradingName, &address, &c.DefaultCurrency,
+			&c.DefaultLanguage, &c.DefaultPaymentTermsDays, &c.Email, &c.ExternalReference,
+			&identifiers, &c.ArchivedAt, &c.CreatedAt, &c.UpdatedAt, &c.Version)
+		if err != nil {
+			return nil, nil, fmt.Errorf("scan company: %w", err)
+		}
+		if err := decodeValues(address, &c.Address, identifiers, &c.Identifiers); err != nil {
+			return nil, nil, fmt.Errorf("company %s: %w", c.ID, err)
+		}
+		companies = append(companies, c)
+		seqs = append(seqs, seq)
+	}
+	return companies, seqs, rows.Err()
+}
+
+func decodeValues(address []byte, a *events.Address, identifiers []byte, ids *[]events.Identifier) error {
+	return errors.Join(json.Unmarshal(address, a), json.Unmarshal(identifiers, ids))
+}

@@ -1,0 +1,61 @@
+package transport
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/invoicing/invoicing/command"
+	"github.com/invoicing/invoicing/query"
+)
+
+// commandRequest carries the caller and the idempotency key to a command.
+func commandRequest(r *http.Request) command.Request {
+	p := principal(r)
+	return command.Request{
+		Actor:          command.Actor{AccountID: p.AccountID, Subject: p.Subject, ClientID: p.ClientID},
+		RequestID:      requestID(r.Context()),
+		IdempotencyKey: r.Header.Get("Idempotency-Key"),
+	}
+}
+
+func (s *server) createCompany(w http.ResponseWriter, r *http.Request) error {
+	body, err := readObject(r, s.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	created, err := s.Commands.CreateCompany(r.Context(), commandRequest(r), body)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, companyFromEvent(created))
+	return nil
+}
+
+func (s *server) getCompany(w http.ResponseWriter, r *http.Request) error {
+	perr := &paramError{}
+	id := pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
+	if err := perr.orNil(); err != nil {
+		return err
+	}
+	c, err := s.Queries.Company(r.Context(), principal(r).AccountID, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, companyFromQuery(c))
+	return nil
+}
+
+func (s *server) listCompanies(w http.ResponseWriter, r *http.Request) error {
+	params, perr := parseList(r.URL.Query(), "external_reference")
+	filter := query.CompanyFilter{ExternalReference: params.text(perr, "external_reference", 255)}
+	if err := perr.orNil(); err != nil {
+		return err
+	}
+	page, err := s.Queries.Companies(r.Context(), principal(r).AccountID, filter, params.page)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, list(page, companyFromQuery))
+	return nil
+}

@@ -1,0 +1,115 @@
+package transport
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/invoicing/invoicing/command"
+	"github.com/invoicing/invoicing/query"
+	"github.com/invoicing/invoicing/transport/auth"
+)
+
+// Errors transport itself detects, before any command or query runs.
+var (
+	errMalformedBody        = errors.New("the body must be one well-formed JSON object")
+	errUnsupportedMediaType = errors.New("the body must be sent as Content-Type: application/json")
+	errMissingScope         = errors.New("the token lacks the scope this operation needs")
+	errRouteNotFound        = errors.New("no such resource")
+	errMethodNotAllowed     = errors.New("method not allowed")
+)
+
+// errPayloadTooLarge wraps the body reader's limit error.
+type errPayloadTooLarge struct{ limit int64 }
+
+func (e errPayloadTooLarge) Error() string { return "request body too large" }
+
+// errorRow maps a class of errors to its response. The table is the one
+// place where errors become HTTP: first match wins.
+type errorRow struct {
+	match   func(error) bool
+	status  int
+	code    string
+	message string
+}
+
+func is(target error) func(error) bool {
+	return func(err error) bool { return errors.Is(err, target) }
+}
+
+func as[T error](err error) bool {
+	var t T
+	return errors.As(err, &t)
+}
+
+var errorTable = []errorRow{
+	{as[*command.ValidationError], http.StatusUnprocessableEntity, "validation_failed", "The request is invalid; see details."},
+	{as[*paramError], http.StatusUnprocessableEntity, "validation_failed", "The request is invalid; see details."},
+	{is(query.ErrInvalidCursor), http.StatusUnprocessableEntity, "validation_failed", "The request is invalid; see details."},
+	{is(errMalformedBody), http.StatusBadRequest, "malformed_request", "The body must be one well-formed JSON object."},
+	{is(command.ErrInvalidIdempotencyKey), http.StatusBadRequest, "malformed_request", "The idempotency-key header is required: 8 to 255 printable ASCII characters without spaces."},
+	{is(auth.ErrUnauthenticated), http.StatusUnauthorized, "unauthenticated", "A valid bearer access token is required."},
+	{is(auth.ErrForbidden), http.StatusForbidden, "forbidden", "The access token does not name an account."},
+	{is(errMissingScope), http.StatusForbidden, "forbidden", "The access token lacks the scope this operation needs."},
+	{is(command.ErrNotFound), http.StatusNotFound, "not_found", "The resource does not exist."},
+	{is(query.ErrNotFound), http.StatusNotFound, "not_found", "The resource does not exist."},
+	{is(errRouteNotFound), http.StatusNotFound, "not_found", "The resource does not exist."},
+	{is(errMethodNotAllowed), http.StatusMethodNotAllowed, "method_not_allowed", "The method is not allowed on this resource."},
+	{is(command.ErrIdempotencyKeyReused), http.StatusConflict, "idempotency_key_reused", "The idempotency key was already used with a different request."},
+	{as[errPayloadTooLarge], http.StatusRequestEntityTooLarge, "payload_too_large", "The request body is too large."},
+	{is(errUnsupportedMediaType), http.StatusUnsupportedMediaType, "unsupported_media_type", "The body must be sent as Content-Type: application/json."},
+}
+
+// errorBody is the one error shape of every response.
+type errorBody struct {
+	Error errorJSON `json:"error"`
+}
+
+type errorJSON struct {
+	Code      string       `json:"code"`
+	Message   string       `json:"message"`
+	RequestID string       `json:"request_id"`
+	Details   []detailJSON `json:"details,omitempty"`
+}
+
+type detailJSON struct {
+	Message string `json:"message"`
+	Path    string `json:"path"`
+}
+
+// writeError renders err; anything the table does not know is a logged 500
+// whose message says nothing internal.
+func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	id := requestID(r.Context())
+	body := errorJSON{Code: "internal", Message: "An unexpected error occurred; quote the request id when reporting it.", RequestID: id}
+	status := http.StatusInternalServerError
+	for _, row := range errorTable {
+		if row.match(err) {
+			status, body.Code, body.Message = row.status, row.code, row.message
+			body.Details = details(err)
+			break
+		}
+	}
+	if status == http.StatusInternalServerError {
+		s.logger.ErrorContext(r.Context(), "request failed", "request_id", id, "error", err)
+	} else {
+		s.logger.DebugContext(r.Context(), "request rejected", "request_id", id, "status", status, "error", err)
+	}
+	writeJSON(w, status, errorBody{Error: body})
+}
+
+func details(err error) []detailJSON {
+	var out []detailJSON
+	var verr *command.ValidationError
+	var perr *paramError
+	switch {
+	case errors.As(err, &verr):
+		for _, v := range verr.Violations {
+			out = append(out, detailJSON{Message: v.Message, Path: v.Path})
+		}
+	case errors.As(err, &perr):
+		out = perr.details
+	case errors.Is(err, query.ErrInvalidCursor):
+		out = []detailJSON{{Message: "is not a cursor issued for this list and these filters", Path: "after"}}
+	}
+	return out
+}

@@ -1,0 +1,140 @@
+// Package openapitest checks HTTP traffic against the service's OpenAPI
+// document in tests: an http.RoundTripper that validates every request the
+// server accepted and every response it sent, and the list of the document's
+// operations for the router-versus-document test.
+//
+// It uses kin-openapi, which validates OpenAPI 3.1 documents natively: type
+// arrays such as `type: [string, "null"]` are honoured both by its JSON
+// Schema 2020-12 validator and by its older validator, to which it falls
+// back for schemas holding `$ref`s. So the document is loaded as written,
+// with a single in-memory adaptation: see re2Equivalents.
+package openapitest
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+)
+
+// re2Equivalents maps each pattern of the document that Go's regexp (RE2)
+// cannot compile to an RE2 pattern that accepts exactly the same strings.
+//
+// JSON Schema patterns are ECMA-262 regular expressions, and the spec's
+// quantity pattern (rule 1) uses a negative look-ahead, which RE2 lacks:
+// kin-openapi would reject the document ("invalid or unsupported Perl
+// syntax"). The served document keeps the spec's pattern verbatim; only the
+// copy loaded here for validation gets the equivalent, and
+// TestRE2EquivalentsMatchLookahead proves the two accept the same strings. A
+// new look-ahead pattern in the document makes loading fail until it gets an
+// entry here.
+var re2Equivalents = map[string]string{
+	`^(?!0(?:\.0{1,3})?$)(?:0|[1-9]\d{0,8})(?:\.\d{1,3})?$`: `^(?:[1-9]\d{0,8}(?:\.\d{1,3})?|0\.(?:[1-9]\d{0,2}|0[1-9]\d?|00[1-9]))$`,
+}
+
+// spec is a loaded, validated document with what validation needs.
+type spec struct {
+	doc     *openapi3.T
+	router  routers.Router
+	options *openapi3filter.Options
+	// schemaOptions are the options the filter adds for a 3.1 document,
+	// for validating a body against a named schema outside of a route.
+	schemaOptions []openapi3.SchemaValidationOption
+}
+
+type cacheEntry struct {
+	once sync.Once
+	spec *spec
+	err  error
+}
+
+// cache holds one loaded spec per document content, so that every test of a
+// run shares one load (loading and validating takes tens of milliseconds).
+var cache sync.Map // [sha256.Size]byte -> *cacheEntry
+
+// loadSpec returns the spec of doc, loading it on first use.
+func loadSpec(doc []byte) (*spec, error) {
+	v, _ := cache.LoadOrStore(sha256.Sum256(doc), &cacheEntry{})
+	e := v.(*cacheEntry)
+	e.once.Do(func() { e.spec, e.err = newSpec(doc) })
+	return e.spec, e.err
+}
+
+func newSpec(data []byte) (*spec, error) {
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	doc, err := loader.LoadFromData(data)
+	if err != nil {
+		return nil, fmt.Errorf("openapitest: loading the OpenAPI document: %w", err)
+	}
+	if err := doc.WalkSchemas(useRE2Patterns); err != nil {
+		return nil, err
+	}
+	if err := doc.Validate(context.Background(), openapi3.EnableMultiError()); err != nil {
+		return nil, fmt.Errorf("openapitest: the OpenAPI document is invalid: %w", err)
+	}
+	// Route by path alone: servers name deployments, while tests talk to
+	// httptest servers on random ports.
+	doc.Servers = nil
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		return nil, fmt.Errorf("openapitest: routing the OpenAPI document: %w", err)
+	}
+	formats := openapi3.WithStringFormatValidators(formatValidators())
+	options := &openapi3filter.Options{
+		// Tests send bad tokens on purpose; the server, not this helper,
+		// judges authentication.
+		AuthenticationFunc:                openapi3filter.NoopAuthenticationFunc,
+		IncludeResponseStatus:             true,
+		MultiError:                        true,
+		SkipSettingDefaults:               true,
+		RejectWhenRequestBodyNotSpecified: true,
+		SchemaValidationOptions:           []openapi3.SchemaValidationOption{formats},
+	}
+	schemaOptions := []openapi3.SchemaValidationOption{formats}
+	if doc.IsOpenAPI31OrLater() {
+		schemaOptions = append(schemaOptions, openapi3.EnableJSONSchema2020())
+	}
+	return &spec{doc: doc, router: router, options: options, schemaOptions: schemaOptions}, nil
+}
+
+// useRE2Patterns swaps the patterns listed in re2Equivalents.
+func useRE2Patterns(_ string, ref *openapi3.SchemaRef) error {
+	if re, ok := re2Equivalents[ref.Value.Pattern]; ok {
+		ref.Value.Pattern = re
+	}
+	return nil
+}
+
+// Operations lists "METHOD /path/template" for every operation in the
+// document (for the router-vs-document test), sorted.
+func Operations(doc []byte) ([]string, error) {
+	s, err := loadSpec(doc)
+	if err != nil {
+		return nil, err
+	}
+	var ops []string
+	for path, item := range s.doc.Paths.Map() {
+		for method := range item.Operations() {
+			ops = append(ops, strings.ToUpper(method)+" "+path)
+		}
+	}
+	slices.Sort(ops)
+	return ops, nil
+}
+
+// schemaNamed returns the component schema called name.
+func (s *spec) schemaNamed(name string) (*openapi3.Schema, error) {
+	ref := s.doc.Components.Schemas[name]
+	if ref == nil || ref.Value == nil {
+		return nil, fmt.Errorf("openapitest: the document has no schema %q", name)
+	}
+	return ref.Value, nil
+}

@@ -1,0 +1,106 @@
+package transport
+
+import (
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/invoicing/invoicing/query"
+)
+
+// paramError lists the violations of a request's path or query parameters.
+type paramError struct {
+	details []detailJSON
+}
+
+func (e *paramError) Error() string {
+	parts := make([]string, len(e.details))
+	for i, d := range e.details {
+		parts[i] = d.Path + ": " + d.Message
+	}
+	return "invalid parameters: " + strings.Join(parts, "; ")
+}
+
+func (e *paramError) add(path, msg string) {
+	e.details = append(e.details, detailJSON{Message: msg, Path: path})
+}
+
+func (e *paramError) orNil() error {
+	if len(e.details) == 0 {
+		return nil
+	}
+	return e
+}
+
+var cursorPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,512}$`)
+
+// listParams reads a list's query string: the page parameters plus the
+// named filters, rejecting unknown and repeated names.
+type listParams struct {
+	page    query.PageRequest
+	filters map[string]string
+}
+
+func parseList(q url.Values, filters ...string) (listParams, *paramError) {
+	perr := &paramError{}
+	known := map[string]bool{"after": true, "limit": true}
+	for _, f := range filters {
+		known[f] = true
+	}
+	names := make([]string, 0, len(q))
+	for name := range q {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	out := listParams{page: query.PageRequest{Limit: 20}, filters: map[string]string{}}
+	for _, name := range names {
+		values := q[name]
+		switch {
+		case !known[name]:
+			perr.add(name, "is not a known query parameter")
+		case len(values) != 1:
+			perr.add(name, "must be given once")
+		case name == "limit":
+			n, err := strconv.Atoi(values[0])
+			if err != nil || n < 1 || n > 100 {
+				perr.add(name, "must be an integer between 1 and 100")
+			}
+			out.page.Limit = n
+		case name == "after":
+			if !cursorPattern.MatchString(values[0]) {
+				perr.add(name, "must be a cursor returned as next_cursor")
+			}
+			out.page.After = values[0]
+		default:
+			out.filters[name] = values[0]
+		}
+	}
+	return out, perr
+}
+
+// text checks an exact-match string filter of 1..max code points.
+func (p listParams) text(perr *paramError, name string, max int) string {
+	v, ok := p.filters[name]
+	if ok {
+		if n := utf8.RuneCountInString(v); n < 1 || n > max {
+			perr.add(name, "must be 1 to "+strconv.Itoa(max)+" characters")
+		}
+	}
+	return v
+}
+
+// pathUUID checks a path parameter, canonicalising its spelling so that
+// equal ids compare equal.
+func pathUUID(perr *paramError, name, v string) string {
+	id, err := uuid.Parse(v)
+	if err != nil || len(v) != 36 {
+		perr.add(name, "must be a UUID")
+		return ""
+	}
+	return id.String()
+}

@@ -1,0 +1,93 @@
+package transport
+
+import (
+	"time"
+
+	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/query"
+)
+
+// Response bodies follow DESIGN.md §3: exactly the spec's fields; nullable
+// fields always present; defaulted fields always present; other optional
+// fields omitted when empty.
+
+// timestamp renders UTC RFC 3339 with the microseconds the event holds.
+func timestamp(t time.Time) string {
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func nullableTimestamp(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := timestamp(*t)
+	return &s
+}
+
+func identifiers(ids []events.Identifier) []events.Identifier {
+	if ids == nil {
+		return []events.Identifier{}
+	}
+	return ids
+}
+
+type companyJSON struct {
+	ID                      string              `json:"id"`
+	LegalName               string              `json:"legal_name"`
+	TradingName             string              `json:"trading_name,omitempty"`
+	Address                 events.Address      `json:"address"`
+	DefaultCurrency         string              `json:"default_currency"`
+	DefaultLanguage         string              `json:"default_language"`
+	DefaultPaymentTermsDays int                 `json:"default_payment_terms_days"`
+	Email                   string              `json:"email,omitempty"`
+	ExternalReference       string              `json:"external_reference,omitempty"`
+	Identifiers             []events.Identifier `json:"identifiers"`
+	ArchivedAt              *string             `json:"archived_at"`
+	CreatedAt               string              `json:"created_at"`
+	UpdatedAt               string              `json:"updated_at"`
+	Version                 int                 `json:"version"`
+}
+
+// companyFromEvent renders a company as its creating event describes it:
+// version 1, never archived, updated when created.
+func companyFromEvent(e events.CompanyCreated) companyJSON {
+	return companyJSON{
+		ID: e.CompanyID, LegalName: e.LegalName, TradingName: e.TradingName, Address: e.Address,
+		DefaultCurrency: e.DefaultCurrency, DefaultLanguage: e.DefaultLanguage,
+		DefaultPaymentTermsDays: e.DefaultPaymentTermsDays, Email: e.Email,
+		ExternalReference: e.ExternalReference, Identifiers: identifiers(e.Identifiers),
+		CreatedAt: timestamp(e.CreatedAt), UpdatedAt: timestamp(e.CreatedAt), Version: 1,
+	}
+}
+
+func companyFromQuery(c query.Company) companyJSON {
+	return companyJSON{
+		ID: c.ID, LegalName: c.LegalName, TradingName: c.TradingName, Address: c.Address,
+		DefaultCurrency: c.DefaultCurrency, DefaultLanguage: c.DefaultLanguage,
+		DefaultPaymentTermsDays: c.DefaultPaymentTermsDays, Email: c.Email,
+		ExternalReference: c.ExternalReference, Identifiers: identifiers(c.Identifiers),
+		ArchivedAt: nullableTimestamp(c.ArchivedAt), CreatedAt: timestamp(c.CreatedAt),
+		UpdatedAt: timestamp(c.UpdatedAt), Version: c.Version,
+	}
+}
+
+// listJSON is the body of every list.
+type listJSON[T any] struct {
+	Data       []T            `json:"data"`
+	Pagination paginationJSON `json:"pagination"`
+}
+
+type paginationJSON struct {
+	NextCursor *string `json:"next_cursor"`
+}
+
+func list[S, T any](page query.Page[S], render func(S) T) listJSON[T] {
+	out := listJSON[T]{Data: make([]T, 0, len(page.Items))}
+	for _, item := range page.Items {
+		out.Data = append(out.Data, render(item))
+	}
+	if page.NextCursor != "" {
+		out.Pagination.NextCursor = &page.NextCursor
+	}
+	return out
+}

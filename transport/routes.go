@@ -1,0 +1,106 @@
+// Package transport is the HTTP edge: routes, request parsing, auth
+// middleware, the one error table and JSON rendering.
+package transport
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/invoicing/invoicing/command"
+	"github.com/invoicing/invoicing/query"
+)
+
+// Config holds the server's collaborators, built once by cmd.
+type Config struct {
+	Commands *command.Handler
+	Queries  *query.Store
+	Auth     Authenticator
+	Logger   *slog.Logger
+	// MaxBodyBytes is the 413 threshold (default 1 MiB).
+	MaxBodyBytes int64
+	// Ready reports whether the service can serve (database, event store,
+	// projectors); nil means always ready.
+	Ready func(ctx context.Context) error
+}
+
+type server struct {
+	Config
+	logger *slog.Logger
+}
+
+// NewHandler returns the service's HTTP handler.
+func NewHandler(cfg Config) http.Handler {
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	s := &server{Config: cfg, logger: cfg.Logger}
+	return withRequestID(s.withAccessLog(s.routes()))
+}
+
+// routes is the whole HTTP surface; the OpenAPI document lists the same
+// operations (checked by a test).
+func (s *server) routes() *mux.Router {
+	r := mux.NewRouter()
+	r.NotFoundHandler = s.adapt(func(http.ResponseWriter, *http.Request) error { return errRouteNotFound })
+	r.MethodNotAllowedHandler = s.adapt(func(http.ResponseWriter, *http.Request) error { return errMethodNotAllowed })
+
+	r.Handle("/healthz", s.adapt(s.healthz)).Methods(http.MethodGet)
+	r.Handle("/readyz", s.adapt(s.readyz)).Methods(http.MethodGet)
+	r.Handle("/v1/openapi.yaml", s.adapt(s.openAPI)).Methods(http.MethodGet)
+
+	v1 := r.PathPrefix("/v1").Subrouter()
+	v1.Handle("/companies", s.write(s.createCompany)).Methods(http.MethodPost)
+	v1.Handle("/companies", s.read(s.listCompanies)).Methods(http.MethodGet)
+	v1.Handle("/companies/{company_id}", s.read(s.getCompany)).Methods(http.MethodGet)
+	return r
+}
+
+func (s *server) read(h handlerFunc) http.Handler  { return s.adapt(s.authenticated(canRead, h)) }
+func (s *server) write(h handlerFunc) http.Handler { return s.adapt(s.authenticated(canWrite, h)) }
+
+func (s *server) healthz(w http.ResponseWriter, _ *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+func (s *server) readyz(w http.ResponseWriter, r *http.Request) error {
+	if s.Ready != nil {
+		if err := s.Ready(r.Context()); err != nil {
+			s.logger.WarnContext(r.Context(), "not ready", "error", err)
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+			return nil
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+func (s *server) openAPI(w http.ResponseWriter, _ *http.Request) error {
+	w.Header().Set("Content-Type", "application/yaml")
+	_, err := w.Write(OpenAPIDocument())
+	return err
+}
+
+// Operations lists every routed operation as "METHOD /path/template", for
+// the test that holds the router and the OpenAPI document to each other.
+func Operations() ([]string, error) {
+	var ops []string
+	err := (&server{}).routes().Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		path, err := route.GetPathTemplate()
+		if err != nil {
+			return nil // a subrouter's prefix, not an operation
+		}
+		methods, err := route.GetMethods()
+		if err != nil {
+			return nil
+		}
+		for _, m := range methods {
+			ops = append(ops, m+" "+path)
+		}
+		return nil
+	})
+	return ops, err
+}
