@@ -9,7 +9,7 @@ PG_LOCAL := ./deploy/local-postgres.sh
 AUTH_HS256_SECRET ?= dev-only-insecure-hs256-secret-0123456789abcdef
 LOG_LEVEL ?= info
 
-.PHONY: build run test lint pg-stop clean
+.PHONY: build run test lint lint-openapi up down pg-stop clean
 
 build:
 	$(GO) build -o bin/invoicing ./cmd/invoicing
@@ -63,3 +63,14 @@ pg-stop:
 
 clean:
 	rm -rf bin/
+
+# OpenAPI lint with Redocly CLI (installed from npm into a cache on first use).
+lint-openapi:
+	./deploy/openapi-lint.sh
+
+# The EventStoreDB development stack (needs a Docker engine).
+up:
+	docker compose -f deploy/compose.yaml up --build
+
+down:
+	docker compose -f deploy/compose.yaml down

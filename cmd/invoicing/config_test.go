@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/invoicing/invoicing/internal/pgtest"
+)
+
+func TestServeWithUnreachableEventStoreDBFailsFast(t *testing.T) {
+	env := map[string]string{
+		"DATABASE_URL":      pgtest.NewDatabase(t),
+		"EVENTSTORE_URL":    "esdb://127.0.0.1:1?tls=false",
+		"AUTH_HS256_SECRET": testSecret,
+		"HTTP_ADDR":         "127.0.0.1:0",
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	err := run(ctx, []string{"serve"}, func(k string) string { return env[k] }, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "EVENTSTORE_URL") || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("serve = %v; want a start-up error naming EVENTSTORE_URL and the address", err)
+	}
+}
+
+func TestConfigurationErrorsAreReportedTogether(t *testing.T) {
+	_, err := loadConfig(func(k string) string {
+		return map[string]string{"MAX_BODY_BYTES": "lots", "LOG_LEVEL": "loud", "EVENTSTORE_URL": "http://x"}[k]
+	})
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	for _, want := range []string{"DATABASE_URL", "AUTH_JWKS_URL or AUTH_HS256_SECRET", "MAX_BODY_BYTES", "LOG_LEVEL", "EVENTSTORE_URL"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %s", err, want)
+		}
+	}
+}
+
+func TestDevTokenIsAcceptedByTheVerifier(t *testing.T) {
+	var out, errOut bytes.Buffer
+	getenv := func(k string) string { return map[string]string{"AUTH_HS256_SECRET": testSecret}[k] }
+	if err := run(context.Background(), []string{"dev-token", "--org", "acme", "--scope", "invoicing:read"}, getenv, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	s := newService(t)
+	mustStatus(t, s.get(t, "/v1/companies", strings.TrimSpace(out.String())), 200)
+	if err := run(context.Background(), []string{"dev-token"}, getenv, &out, &errOut); err == nil {
+		t.Error("dev-token without --org succeeded")
+	}
+}
