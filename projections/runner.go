@@ -15,6 +15,10 @@ import (
 	"github.com/invoicing/invoicing/events"
 )
 
+// batchTimeout bounds one batch transaction, so that a stuck database cannot
+// hold shutdown forever.
+const batchTimeout = 30 * time.Second
+
 // errNotLeader means another process holds the projection's lock.
 var errNotLeader = errors.New("projection is run by another process")
 
@@ -157,7 +161,11 @@ func (r *Runner) follow(ctx context.Context, pos events.Position) error {
 			}
 			return ctx.Err()
 		}
-		next, err := r.applyBatch(ctx, pos, batch)
+		// A batch in flight when ctx ends still commits: shutdown stops
+		// projectors after their current batch, not in the middle of it.
+		batchCtx, cancelBatch := context.WithTimeout(context.WithoutCancel(ctx), batchTimeout)
+		next, err := r.applyBatch(batchCtx, pos, batch)
+		cancelBatch()
 		if err != nil {
 			return err
 		}

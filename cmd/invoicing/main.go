@@ -31,6 +31,8 @@ const usage = `usage: invoicing <command> [flags]
 commands:
   serve       apply migrations, run the HTTP API and the projectors
   dev-token   print a development access token signed with AUTH_HS256_SECRET
+  events      read --stream NAME | export [--from POSITION] [--type T]... [--account ID] [--follow]
+              print events as JSON lines, in global order
 `
 
 // run is the whole program, with the process's environment passed in so
@@ -49,6 +51,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return serve(ctx, cfg, stderr)
 	case "dev-token":
 		return devToken(args[1:], getenv, stdout, stderr)
+	case "events":
+		return eventsCommand(ctx, args[1:], getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
