@@ -13,8 +13,19 @@ import (
 // Companies projects CompanyCreated into the companies table.
 type Companies struct{}
 
+var companiesSchema = mustSchema("companies.sql")
+
 // Name implements Projection.
 func (Companies) Name() string { return "companies" }
+
+// Version implements Projection.
+func (Companies) Version() int { return 1 }
+
+// Schema implements Projection.
+func (Companies) Schema() string { return companiesSchema }
+
+// Tables implements Projection.
+func (Companies) Tables() []string { return []string{"companies"} }
 
 // Apply implements Projection.
 func (Companies) Apply(ctx context.Context, tx pgx.Tx, ev events.RecordedEvent) error {

@@ -5,11 +5,17 @@
 // the effect of every event lands exactly once, whatever crashes in between.
 // One process at a time runs a projection (a session advisory lock); the
 // others wait and take over when it dies.
+//
+// Each projection owns its tables, described by a versioned schema. A new
+// version is built beside the live tables in a shadow schema, from the first
+// event, caught up, and swapped in (see rebuild.go); the API keeps answering
+// from the old tables until the swap.
 package projections
 
 import (
 	"context"
 	"embed"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -21,22 +27,40 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Migrate applies the read models' schema migrations.
-func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	return pgmigrate.Apply(ctx, pool, "projections", migrations, "migrations")
-}
+//go:embed schema/*.sql
+var schemas embed.FS
 
 // Projection turns events into read-model rows.
 type Projection interface {
 	// Name identifies the projection and its checkpoint.
 	Name() string
+	// Version is the version of Schema and Apply; bump it whenever either
+	// changes, and the projection is rebuilt on the next start.
+	Version() int
+	// Schema is the DDL of the projection's tables, with unqualified names.
+	Schema() string
+	// Tables lists the tables Schema creates, in dependency order.
+	Tables() []string
 	// Apply writes the effect of ev inside tx. Events of types it does not
-	// handle are ignored. Apply must be deterministic: replays produce the
-	// same rows.
+	// handle are ignored. Apply must be deterministic and use unqualified
+	// table names: rebuilds run it against a shadow schema.
 	Apply(ctx context.Context, tx pgx.Tx, ev events.RecordedEvent) error
 }
 
 // All returns every projection of the service, in the order they run.
 func All() []Projection {
-	return []Projection{Companies{}}
+	return []Projection{Companies{}, Customers{}, Invoices{}}
+}
+
+// Migrate creates the projections' bookkeeping tables.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	return pgmigrate.Apply(ctx, pool, "projections", migrations, "migrations")
+}
+
+func mustSchema(file string) string {
+	b, err := schemas.ReadFile("schema/" + file)
+	if err != nil {
+		panic(fmt.Sprintf("projections: embedded schema %s: %v", file, err))
+	}
+	return string(b)
 }

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/invoicing/invoicing/events"
@@ -22,16 +21,16 @@ const batchTimeout = 30 * time.Second
 // errNotLeader means another process holds the projection's lock.
 var errNotLeader = errors.New("projection is run by another process")
 
-// errCheckpointMoved means the checkpoint changed under us: another worker
-// committed a batch, so ours must not.
-var errCheckpointMoved = errors.New("checkpoint moved by another worker")
-
 // RunnerOptions tune a Runner; the zero value is fine.
 type RunnerOptions struct {
 	BatchSize   int           // events per transaction while catching up (default 500)
 	MinBackoff  time.Duration // first retry delay after a failure (default 100 ms)
 	MaxBackoff  time.Duration // longest retry delay (default 5 s)
 	StandbyPoll time.Duration // how often a standby tries the lock (default 1 s)
+	// Prepare runs once, holding the projection's lock, before the first
+	// batch: serve uses it to rebuild a projection whose tables are older
+	// than its code, so that only one instance rebuilds.
+	Prepare     func(ctx context.Context, p Projection) error
 	afterCommit func(events.Position)
 }
 
@@ -58,9 +57,10 @@ type Runner struct {
 	logger *slog.Logger
 	opts   RunnerOptions
 
-	mu      sync.Mutex
-	leading bool
-	lastErr error
+	mu       sync.Mutex
+	leading  bool
+	lastErr  error
+	prepared bool
 }
 
 // NewRunner returns a runner of proj that reads store and writes to pool.
@@ -138,7 +138,13 @@ func (r *Runner) lead(ctx context.Context) error {
 	if !got {
 		return errNotLeader
 	}
-	pos, err := r.loadCheckpoint(ctx)
+	if r.opts.Prepare != nil && !r.prepared {
+		if err := r.opts.Prepare(ctx, r.proj); err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+		r.prepared = true
+	}
+	pos, err := loadCheckpoint(ctx, r.pool, r.proj.Name())
 	if err != nil {
 		return err
 	}
@@ -164,7 +170,7 @@ func (r *Runner) follow(ctx context.Context, pos events.Position) error {
 		// A batch in flight when ctx ends still commits: shutdown stops
 		// projectors after their current batch, not in the middle of it.
 		batchCtx, cancelBatch := context.WithTimeout(context.WithoutCancel(ctx), batchTimeout)
-		next, err := r.applyBatch(batchCtx, pos, batch)
+		next, err := applyBatch(batchCtx, r.pool, r.proj, target{checkpoint: r.proj.Name()}, pos, batch)
 		cancelBatch()
 		if err != nil {
 			return err
@@ -201,45 +207,4 @@ func (r *Runner) nextBatch(ctx context.Context, sub events.Subscription) ([]even
 		}
 	}
 	return batch, true
-}
-
-// applyBatch writes the batch's rows and the new checkpoint in one
-// transaction; the checkpoint update is a compare-and-swap on the old one.
-func (r *Runner) applyBatch(ctx context.Context, from events.Position, batch []events.RecordedEvent) (events.Position, error) {
-	to := batch[len(batch)-1].Position
-	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
-		for _, ev := range batch {
-			if err := r.proj.Apply(ctx, tx, ev); err != nil {
-				return fmt.Errorf("apply %s at %s: %w", ev.Type, ev.Position, err)
-			}
-		}
-		tag, err := tx.Exec(ctx, `
-			UPDATE projection_checkpoints SET position = $3, updated_at = now()
-			WHERE name = $1 AND position = $2`, r.proj.Name(), from.String(), to.String())
-		if err != nil {
-			return fmt.Errorf("save checkpoint: %w", err)
-		}
-		if tag.RowsAffected() != 1 {
-			return errCheckpointMoved
-		}
-		return nil
-	})
-	if err != nil {
-		return from, err
-	}
-	return to, nil
-}
-
-func (r *Runner) loadCheckpoint(ctx context.Context) (events.Position, error) {
-	_, err := r.pool.Exec(ctx, `
-		INSERT INTO projection_checkpoints (name, position) VALUES ($1, $2)
-		ON CONFLICT (name) DO NOTHING`, r.proj.Name(), events.Position{}.String())
-	if err != nil {
-		return events.Position{}, fmt.Errorf("create checkpoint: %w", err)
-	}
-	var s string
-	if err := r.pool.QueryRow(ctx, `SELECT position FROM projection_checkpoints WHERE name = $1`, r.proj.Name()).Scan(&s); err != nil {
-		return events.Position{}, fmt.Errorf("load checkpoint: %w", err)
-	}
-	return events.ParsePosition(s)
 }

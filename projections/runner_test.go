@@ -41,6 +41,9 @@ func newEnv(t *testing.T) env {
 	if err := Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := Install(ctx, pool, All()); err != nil {
+		t.Fatal(err)
+	}
 	store := pgstore.New(pool, quiet, pgstore.Options{PollInterval: 20 * time.Millisecond})
 	t.Cleanup(func() { store.Close() })
 	return env{url: url, pool: pool, store: store}

@@ -55,6 +55,12 @@ func (s *server) routes() *mux.Router {
 	v1.Handle("/companies", s.write(s.createCompany)).Methods(http.MethodPost)
 	v1.Handle("/companies", s.read(s.listCompanies)).Methods(http.MethodGet)
 	v1.Handle("/companies/{company_id}", s.read(s.getCompany)).Methods(http.MethodGet)
+	v1.Handle("/companies/{company_id}/customers", s.write(s.createCustomer)).Methods(http.MethodPost)
+	v1.Handle("/companies/{company_id}/customers", s.read(s.listCustomers)).Methods(http.MethodGet)
+	v1.Handle("/companies/{company_id}/customers/{customer_id}", s.read(s.getCustomer)).Methods(http.MethodGet)
+	v1.Handle("/companies/{company_id}/invoices", s.write(s.createInvoice)).Methods(http.MethodPost)
+	v1.Handle("/companies/{company_id}/invoices", s.read(s.listInvoices)).Methods(http.MethodGet)
+	v1.Handle("/companies/{company_id}/invoices/{invoice_id}", s.read(s.getInvoice)).Methods(http.MethodGet)
 	return r
 }
 

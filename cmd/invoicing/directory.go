@@ -30,5 +30,15 @@ func (d directory) Company(ctx context.Context, accountID, companyID string) (co
 }
 
 func (d directory) Customer(ctx context.Context, accountID, companyID, customerID string) (command.CustomerRecord, error) {
-	return command.CustomerRecord{}, command.ErrNotFound
+	c, err := d.q.Customer(ctx, accountID, companyID, customerID)
+	if errors.Is(err, query.ErrNotFound) {
+		return command.CustomerRecord{}, command.ErrNotFound
+	}
+	if err != nil {
+		return command.CustomerRecord{}, err
+	}
+	return command.CustomerRecord{
+		ID: c.ID, CompanyID: c.CompanyID, Name: c.Name, Address: c.Address,
+		Email: c.Email, Identifiers: c.Identifiers,
+	}, nil
 }

@@ -73,7 +73,14 @@ func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
 		pool.Close()
 		return nil, fmt.Errorf("auth: %w", err)
 	}
-	group := projections.NewGroup(projections.All(), store, pool, logger, projections.RunnerOptions{})
+	projs := projections.All()
+	if _, err := projections.Install(ctx, pool, projs); err != nil {
+		store.Close()
+		pool.Close()
+		return nil, err
+	}
+	rebuilder := &projections.Rebuilder{Store: store, Pool: pool, Logger: logger}
+	group := projections.NewGroup(projs, store, pool, logger, projections.RunnerOptions{Prepare: rebuilder.UpgradeIfStale})
 	queries := query.New(pool)
 	commands := command.NewHandler(command.Config{
 		Store: store, Waiter: group, Directory: directory{queries}, Logger: logger, WaitTimeout: cfg.WaitTimeout,

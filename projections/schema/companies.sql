@@ -1,7 +1,10 @@
--- Read model of companies. seq is the projection order: the projector is the
--- only writer and commits batches one after another, so seq values become
--- visible in increasing order and keyset pages on seq never skip a row that
--- is being added.
+-- Read model of companies, version 1. Unqualified names: the statements run
+-- with search_path set to the schema being built (public for a new database,
+-- a shadow schema during a rebuild).
+--
+-- seq is the projection order: the projector is the only writer and commits
+-- batches one after another, so seq values become visible in increasing
+-- order and keyset pages on seq never skip a row that is being added.
 CREATE TABLE companies (
 	seq                        bigint      GENERATED ALWAYS AS IDENTITY UNIQUE,
 	id                         uuid        PRIMARY KEY,

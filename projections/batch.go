@@ -1,0 +1,97 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/invoicing/invoicing/events"
+)
+
+// errCheckpointMoved means the checkpoint changed under us: another worker
+// committed a batch, so ours must not.
+var errCheckpointMoved = errors.New("checkpoint moved by another worker")
+
+// target is where a batch goes: the schema holding the tables (empty for
+// the live tables in public) and the checkpoint row that tracks it.
+type target struct {
+	schema     string
+	checkpoint string
+	// bulk marks a rebuild: losing the last batches in a crash is harmless
+	// because the checkpoint commits with them, so skip the WAL flush wait.
+	bulk bool
+}
+
+// applyBatch writes the batch's rows and the new checkpoint in one
+// transaction; the checkpoint update is a compare-and-swap on the old one.
+func applyBatch(ctx context.Context, pool *pgxpool.Pool, proj Projection, to target, from events.Position, batch []events.RecordedEvent) (events.Position, error) {
+	last := batch[len(batch)-1].Position
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if err := to.enter(ctx, tx); err != nil {
+			return err
+		}
+		for _, ev := range batch {
+			if err := proj.Apply(ctx, tx, ev); err != nil {
+				return fmt.Errorf("apply %s at %s: %w", ev.Type, ev.Position, err)
+			}
+		}
+		return casCheckpoint(ctx, tx, to.checkpoint, from, last)
+	})
+	if err != nil {
+		return from, err
+	}
+	return last, nil
+}
+
+// enter points the transaction at the target's schema.
+func (to target) enter(ctx context.Context, tx pgx.Tx) error {
+	if to.schema != "" {
+		if _, err := tx.Exec(ctx, "SET LOCAL search_path TO "+pgx.Identifier{to.schema}.Sanitize()+", public"); err != nil {
+			return fmt.Errorf("search_path %s: %w", to.schema, err)
+		}
+	}
+	if to.bulk {
+		if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func casCheckpoint(ctx context.Context, tx pgx.Tx, name string, from, to events.Position) error {
+	tag, err := tx.Exec(ctx, `
+		UPDATE public.projection_checkpoints SET position = $3, updated_at = now()
+		WHERE name = $1 AND position = $2`, name, from.String(), to.String())
+	if err != nil {
+		return fmt.Errorf("save checkpoint %s: %w", name, err)
+	}
+	if tag.RowsAffected() != 1 {
+		return errCheckpointMoved
+	}
+	return nil
+}
+
+// querier is what a pool and a transaction share.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// loadCheckpoint reads a checkpoint, creating it at the start if missing.
+func loadCheckpoint(ctx context.Context, db querier, name string) (events.Position, error) {
+	_, err := db.Exec(ctx, `
+		INSERT INTO public.projection_checkpoints (name, position) VALUES ($1, $2)
+		ON CONFLICT (name) DO NOTHING`, name, events.Position{}.String())
+	if err != nil {
+		return events.Position{}, fmt.Errorf("create checkpoint %s: %w", name, err)
+	}
+	var s string
+	if err := db.QueryRow(ctx, `SELECT position FROM public.projection_checkpoints WHERE name = $1`, name).Scan(&s); err != nil {
+		return events.Position{}, fmt.Errorf("load checkpoint %s: %w", name, err)
+	}
+	return events.ParsePosition(s)
+}

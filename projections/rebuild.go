@@ -1,0 +1,243 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/invoicing/invoicing/events"
+)
+
+// Progress reports a rebuild's advance after each batch.
+type Progress struct {
+	Projection string
+	Applied    int64 // events read so far in this run
+	Position   events.Position
+	Started    time.Time
+}
+
+// Rebuilder builds a projection's tables from the first event into a shadow
+// schema beside the live ones, catches up, and swaps them in atomically.
+// An interrupted rebuild resumes from its own checkpoint.
+type Rebuilder struct {
+	Store     events.Store
+	Pool      *pgxpool.Pool
+	Logger    *slog.Logger
+	BatchSize int            // events per transaction (default 1000)
+	OnBatch   func(Progress) // optional progress callback
+}
+
+// shadowSchema and buildCheckpoint name a version's build; both survive an
+// interruption so the next run resumes.
+func shadowSchema(p Projection) string    { return fmt.Sprintf("build_%s_v%d", p.Name(), p.Version()) }
+func buildCheckpoint(p Projection) string { return fmt.Sprintf("%s@v%d", p.Name(), p.Version()) }
+
+// Rebuild builds p's current version beside the live tables and swaps it in.
+// The live tables keep serving reads until the swap, which takes one short
+// transaction.
+func (b *Rebuilder) Rebuild(ctx context.Context, p Projection) error {
+	to := target{schema: shadowSchema(p), checkpoint: buildCheckpoint(p), bulk: true}
+	pos, err := b.Build(ctx, p, to)
+	if err != nil {
+		return err
+	}
+	return b.swap(ctx, p, to, pos)
+}
+
+// UpgradeIfStale rebuilds p when its live tables are older than its code.
+// Run it holding the projection's lock (RunnerOptions.Prepare does).
+func (b *Rebuilder) UpgradeIfStale(ctx context.Context, p Projection) error {
+	var live int
+	if err := b.Pool.QueryRow(ctx, `SELECT version FROM public.projection_versions WHERE name = $1`, p.Name()).Scan(&live); err != nil {
+		return fmt.Errorf("version of %s: %w", p.Name(), err)
+	}
+	if live >= p.Version() {
+		return nil
+	}
+	b.Logger.Info("rebuilding projection for its new version", "projection", p.Name(), "from", live, "to", p.Version())
+	return b.Rebuild(ctx, p)
+}
+
+// Build creates (or resumes) the tables of p in to.schema and applies every
+// event up to the end of the store.
+func (b *Rebuilder) Build(ctx context.Context, p Projection, to target) (events.Position, error) {
+	if err := b.prepare(ctx, p, to); err != nil {
+		return events.Position{}, err
+	}
+	pos, err := loadCheckpoint(ctx, b.Pool, to.checkpoint)
+	if err != nil {
+		return pos, err
+	}
+	progress := Progress{Projection: p.Name(), Position: pos, Started: time.Now()}
+	size := b.batchSize()
+	for {
+		page, err := b.Store.ReadAll(ctx, pos, size)
+		if err != nil {
+			return pos, fmt.Errorf("read events after %s: %w", pos, err)
+		}
+		if len(page) > 0 {
+			if pos, err = applyBatch(ctx, b.Pool, p, to, pos, page); err != nil {
+				return pos, fmt.Errorf("rebuild %s: %w", p.Name(), err)
+			}
+			progress.Applied += int64(len(page))
+			progress.Position = pos
+			if b.OnBatch != nil {
+				b.OnBatch(progress)
+			}
+		}
+		if len(page) < size {
+			return pos, nil
+		}
+	}
+}
+
+func (b *Rebuilder) batchSize() int {
+	if b.BatchSize <= 0 {
+		return 1000
+	}
+	return b.BatchSize
+}
+
+// prepare creates the shadow schema, its tables and its checkpoint in one
+// transaction, unless an interrupted run already did.
+func (b *Rebuilder) prepare(ctx context.Context, p Projection, to target) error {
+	return pgx.BeginFunc(ctx, b.Pool, func(tx pgx.Tx) error {
+		var exists bool
+		err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM public.projection_checkpoints WHERE name = $1)`, to.checkpoint).Scan(&exists)
+		if err != nil || exists {
+			return err
+		}
+		schema := pgx.Identifier{to.schema}.Sanitize()
+		if _, err := tx.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE; CREATE SCHEMA "+schema); err != nil {
+			return fmt.Errorf("create %s: %w", to.schema, err)
+		}
+		if err := create(ctx, tx, p, to.schema); err != nil {
+			return err
+		}
+		_, err = loadCheckpoint(ctx, tx, to.checkpoint)
+		return err
+	})
+}
+
+// swapLockTimeout bounds how long the swap waits for the live tables; on a
+// timeout it retries, so readers are never blocked for longer than this.
+const swapLockTimeout = 2 * time.Second
+
+func (b *Rebuilder) swap(ctx context.Context, p Projection, to target, pos events.Position) error {
+	for attempt := 1; ; attempt++ {
+		err := pgx.BeginFunc(ctx, b.Pool, func(tx pgx.Tx) error { return b.swapTx(ctx, tx, p, to, pos) })
+		var pgErr *pgconn.PgError
+		if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "55P03" || attempt == 10 {
+			if err != nil {
+				return fmt.Errorf("swap %s: %w", p.Name(), err)
+			}
+			return nil
+		}
+		b.Logger.Info("swap waited too long for the live tables; retrying", "projection", p.Name(), "attempt", attempt)
+	}
+}
+
+// swapTx locks the live tables, applies the events that arrived since the
+// build caught up, moves the live tables out and the shadow tables in, and
+// moves the checkpoint: readers block for the length of this transaction
+// only, then see the new tables.
+func (b *Rebuilder) swapTx(ctx context.Context, tx pgx.Tx, p Projection, to target, pos events.Position) error {
+	if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", swapLockTimeout.Milliseconds())); err != nil {
+		return err
+	}
+	for _, t := range p.Tables() {
+		if _, err := tx.Exec(ctx, "LOCK TABLE public."+pgx.Identifier{t}.Sanitize()+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+			return err
+		}
+	}
+	// Read the tail before this transaction writes anything: ReadAll waits
+	// for transactions in flight, and this one must not be among them yet.
+	tail, err := b.readTail(ctx, pos)
+	if err != nil {
+		return err
+	}
+	if err := to.enter(ctx, tx); err != nil {
+		return err
+	}
+	for _, ev := range tail {
+		if err := p.Apply(ctx, tx, ev); err != nil {
+			return fmt.Errorf("apply %s at %s: %w", ev.Type, ev.Position, err)
+		}
+		pos = ev.Position
+	}
+	if _, err := tx.Exec(ctx, `SET LOCAL search_path TO public`); err != nil {
+		return err
+	}
+	if err := moveTables(ctx, tx, p, to.schema); err != nil {
+		return err
+	}
+	return b.moveCheckpoint(ctx, tx, p, to, pos)
+}
+
+func (b *Rebuilder) readTail(ctx context.Context, pos events.Position) ([]events.RecordedEvent, error) {
+	var tail []events.RecordedEvent
+	for {
+		page, err := b.Store.ReadAll(ctx, pos, b.batchSize())
+		if err != nil {
+			return nil, err
+		}
+		tail = append(tail, page...)
+		if len(page) < b.batchSize() {
+			return tail, nil
+		}
+		pos = page[len(page)-1].Position
+	}
+}
+
+// moveTables retires the live tables and promotes the shadow ones. Index
+// and constraint names are per schema, so the old tables leave public first.
+func moveTables(ctx context.Context, tx pgx.Tx, p Projection, shadow string) error {
+	retired := pgx.Identifier{"retired_" + shadow}.Sanitize()
+	stmts := []string{"DROP SCHEMA IF EXISTS " + retired + " CASCADE", "CREATE SCHEMA " + retired}
+	for _, t := range p.Tables() {
+		stmts = append(stmts, "ALTER TABLE public."+pgx.Identifier{t}.Sanitize()+" SET SCHEMA "+retired)
+	}
+	for _, t := range p.Tables() {
+		stmts = append(stmts, "ALTER TABLE "+pgx.Identifier{shadow, t}.Sanitize()+" SET SCHEMA public")
+	}
+	stmts = append(stmts, "DROP SCHEMA "+retired+" CASCADE", "DROP SCHEMA "+pgx.Identifier{shadow}.Sanitize()+" CASCADE")
+	for _, s := range stmts {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
+	}
+	return nil
+}
+
+// moveCheckpoint gives the live checkpoint the build's position. A live
+// runner may have moved past it meanwhile only over events this projection
+// ignores (any other event would have blocked on the table locks), so the
+// later of the two is right.
+func (b *Rebuilder) moveCheckpoint(ctx context.Context, tx pgx.Tx, p Projection, to target, pos events.Position) error {
+	live, err := loadCheckpoint(ctx, tx, p.Name())
+	if err != nil {
+		return err
+	}
+	if live.Compare(pos) > 0 {
+		pos = live
+	}
+	_, err = tx.Exec(ctx, `
+		UPDATE public.projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1;
+		`, p.Name(), pos.String())
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM public.projection_checkpoints WHERE name = $1`, to.checkpoint); err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `
+		INSERT INTO public.projection_versions (name, version) VALUES ($1, $2)
+		ON CONFLICT (name) DO UPDATE SET version = EXCLUDED.version, updated_at = now()`, p.Name(), p.Version())
+	return err
+}

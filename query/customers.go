@@ -1,0 +1,98 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/invoicing/invoicing/events"
+)
+
+// Customer is a row of the customers read model.
+type Customer struct {
+	ID                string
+	CompanyID         string
+	Name              string
+	Address           events.Address
+	Email             string
+	ExternalReference string
+	Identifiers       []events.Identifier
+	ArchivedAt        *time.Time
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	Version           int
+}
+
+// CustomerFilter narrows a customer list; empty fields do not filter.
+type CustomerFilter struct {
+	ExternalReference string
+}
+
+const customerColumns = `seq, id::text, company_id::text, name, address, coalesce(email, ''),
+	coalesce(external_reference, ''), identifiers, archived_at, created_at, updated_at, version`
+
+// Customer returns a customer only when it belongs to both the account and
+// the company, archived or not; otherwise ErrNotFound.
+func (s *Store) Customer(ctx context.Context, accountID, companyID, id string) (Customer, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+customerColumns+` FROM customers
+		WHERE id = $1 AND account_id = $2 AND company_id = $3`, id, accountID, companyID)
+	if err != nil {
+		return Customer{}, fmt.Errorf("query customer: %w", err)
+	}
+	customers, _, err := scanCustomers(rows)
+	if err != nil {
+		return Customer{}, err
+	}
+	if len(customers) == 0 {
+		return Customer{}, ErrNotFound
+	}
+	return customers[0], nil
+}
+
+// Customers lists a company's active customers in creation order.
+func (s *Store) Customers(ctx context.Context, accountID, companyID string, f CustomerFilter, p PageRequest) (Page[Customer], error) {
+	sc := scope("customers", accountID, companyID, f.ExternalReference)
+	after, err := p.after(sc)
+	if err != nil {
+		return Page[Customer]{}, err
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+customerColumns+` FROM customers
+		WHERE account_id = $1 AND company_id = $2 AND archived_at IS NULL AND seq > $3
+		  AND ($4 = '' OR external_reference = $4)
+		ORDER BY seq LIMIT $5`, accountID, companyID, after, f.ExternalReference, p.Limit+1)
+	if err != nil {
+		return Page[Customer]{}, fmt.Errorf("list customers: %w", err)
+	}
+	customers, seqs, err := scanCustomers(rows)
+	if err != nil {
+		return Page[Customer]{}, err
+	}
+	return finish(customers, seqs, p.Limit, sc), nil
+}
+
+func scanCustomers(rows pgx.Rows) ([]Customer, []int64, error) {
+	defer rows.Close()
+	customers := []Customer{}
+	var seqs []int64
+	for rows.Next() {
+		var (
+			c                    Customer
+			seq                  int64
+			address, identifiers []byte
+		)
+		err := rows.Scan(&seq, &c.ID, &c.CompanyID, &c.Name, &address, &c.Email, &c.ExternalReference,
+			&identifiers, &c.ArchivedAt, &c.CreatedAt, &c.UpdatedAt, &c.Version)
+		if err != nil {
+			return nil, nil, fmt.Errorf("scan customer: %w", err)
+		}
+		if err := decodeValues(address, &c.Address, identifiers, &c.Identifiers); err != nil {
+			return nil, nil, fmt.Errorf("customer %s: %w", c.ID, err)
+		}
+		customers = append(customers, c)
+		seqs = append(seqs, seq)
+	}
+	return customers, seqs, rows.Err()
+}

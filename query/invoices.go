@@ -1,0 +1,127 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/invoicing/invoicing/events"
+)
+
+// InvoiceSummary is the list form of an invoice.
+type InvoiceSummary struct {
+	ID, CompanyID, CustomerID, CustomerName, Currency, IssueDate string
+	DueDate                                                      *string
+	IssuedAt                                                     *time.Time
+	Number                                                       *string
+	Status                                                       string
+	SubtotalMinor, TaxMinor, TotalMinor                          int64
+	CreatedAt, UpdatedAt                                         time.Time
+	Version                                                      int
+	VoidReason                                                   *string
+	VoidedAt                                                     *time.Time
+	ExternalReference                                            string
+}
+
+// Invoice is the full form: the summary plus snapshots, lines and texts.
+type Invoice struct {
+	InvoiceSummary
+	Customer                             events.CustomerSnapshot
+	Issuer                               events.IssuerSnapshot
+	Language                             string
+	Lines                                []events.InvoiceLine
+	PurchaseOrderReference, Notes, Terms string
+}
+
+// InvoiceFilter narrows an invoice list; empty fields do not filter.
+type InvoiceFilter struct {
+	CustomerID, ExternalReference, Status string
+}
+
+const summaryColumns = `seq, id::text, company_id::text, customer_id::text, customer_name, currency,
+	issue_date::text, due_date::text, issued_at, number, status, subtotal_minor, tax_minor, total_minor,
+	created_at, updated_at, version, void_reason, voided_at, coalesce(external_reference, '')`
+
+const fullColumns = summaryColumns + `, customer, issuer, language, lines,
+	coalesce(purchase_order_reference, ''), coalesce(notes, ''), coalesce(terms, '')`
+
+// Invoice returns an invoice only when it belongs to both the account and
+// the company; otherwise ErrNotFound.
+func (s *Store) Invoice(ctx context.Context, accountID, companyID, id string) (Invoice, error) {
+	var (
+		inv                     Invoice
+		seq                     int64
+		customer, issuer, lines []byte
+	)
+	err := s.pool.QueryRow(ctx, `SELECT `+fullColumns+` FROM invoices
+		WHERE id = $1 AND account_id = $2 AND company_id = $3`, id, accountID, companyID).
+		Scan(append(summaryTargets(&inv.InvoiceSummary, &seq), &customer, &issuer, &inv.Language, &lines,
+			&inv.PurchaseOrderReference, &inv.Notes, &inv.Terms)...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Invoice{}, ErrNotFound
+	}
+	if err != nil {
+		return Invoice{}, fmt.Errorf("query invoice: %w", err)
+	}
+	err = errors.Join(json.Unmarshal(customer, &inv.Customer), json.Unmarshal(issuer, &inv.Issuer), json.Unmarshal(lines, &inv.Lines))
+	if err != nil {
+		return Invoice{}, fmt.Errorf("invoice %s: %w", id, err)
+	}
+	return inv, nil
+}
+
+func summaryTargets(i *InvoiceSummary, seq *int64) []any {
+	return []any{seq, &i.ID, &i.CompanyID, &i.CustomerID, &i.CustomerName, &i.Currency, &i.IssueDate,
+		&i.DueDate, &i.IssuedAt, &i.Number, &i.Status, &i.SubtotalMinor, &i.TaxMinor, &i.TotalMinor,
+		&i.CreatedAt, &i.UpdatedAt, &i.Version, &i.VoidReason, &i.VoidedAt, &i.ExternalReference}
+}
+
+// Invoices lists a company's invoices in creation order, summary form.
+func (s *Store) Invoices(ctx context.Context, accountID, companyID string, f InvoiceFilter, p PageRequest) (Page[InvoiceSummary], error) {
+	sc := scope("invoices", accountID, companyID, f.CustomerID, f.ExternalReference, f.Status)
+	after, err := p.after(sc)
+	if err != nil {
+		return Page[InvoiceSummary]{}, err
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+summaryColumns+` FROM invoices
+		WHERE account_id = $1 AND company_id = $2 AND seq > $3
+		  AND ($4::uuid IS NULL OR customer_id = $4::uuid)
+		  AND ($5 = '' OR external_reference = $5)
+		  AND ($6 = '' OR status = $6)
+		ORDER BY seq LIMIT $7`,
+		accountID, companyID, after, optionalUUID(f.CustomerID), f.ExternalReference, f.Status, p.Limit+1)
+	if err != nil {
+		return Page[InvoiceSummary]{}, fmt.Errorf("list invoices: %w", err)
+	}
+	defer rows.Close()
+	items := []InvoiceSummary{}
+	var seqs []int64
+	for rows.Next() {
+		var (
+			i   InvoiceSummary
+			seq int64
+		)
+		if err := rows.Scan(summaryTargets(&i, &seq)...); err != nil {
+			return Page[InvoiceSummary]{}, fmt.Errorf("scan invoice: %w", err)
+		}
+		items = append(items, i)
+		seqs = append(seqs, seq)
+	}
+	if err := rows.Err(); err != nil {
+		return Page[InvoiceSummary]{}, err
+	}
+	return finish(items, seqs, p.Limit, sc), nil
+}
+
+// optionalUUID passes an absent filter as NULL: ” would not cast to uuid.
+func optionalUUID(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,124 @@
+package transport
+
+import (
+	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/query"
+)
+
+type customerJSON struct {
+	ID                string              `json:"id"`
+	CompanyID         string              `json:"company_id"`
+	Name              string              `json:"name"`
+	Address           events.Address      `json:"address"`
+	Email             string              `json:"email,omitempty"`
+	ExternalReference string              `json:"external_reference,omitempty"`
+	Identifiers       []events.Identifier `json:"identifiers"`
+	ArchivedAt        *string             `json:"archived_at"`
+	CreatedAt         string              `json:"created_at"`
+	UpdatedAt         string              `json:"updated_at"`
+	Version           int                 `json:"version"`
+}
+
+func customerFromEvent(e events.CustomerCreated) customerJSON {
+	return customerJSON{
+		ID: e.CustomerID, CompanyID: e.CompanyID, Name: e.Name, Address: e.Address, Email: e.Email,
+		ExternalReference: e.ExternalReference, Identifiers: identifiers(e.Identifiers),
+		CreatedAt: timestamp(e.CreatedAt), UpdatedAt: timestamp(e.CreatedAt), Version: 1,
+	}
+}
+
+func customerFromQuery(c query.Customer) customerJSON {
+	return customerJSON{
+		ID: c.ID, CompanyID: c.CompanyID, Name: c.Name, Address: c.Address, Email: c.Email,
+		ExternalReference: c.ExternalReference, Identifiers: identifiers(c.Identifiers),
+		ArchivedAt: nullableTimestamp(c.ArchivedAt), CreatedAt: timestamp(c.CreatedAt),
+		UpdatedAt: timestamp(c.UpdatedAt), Version: c.Version,
+	}
+}
+
+// invoiceSummaryJSON is the list form: exactly the spec's summary fields.
+type invoiceSummaryJSON struct {
+	ID                string  `json:"id"`
+	CompanyID         string  `json:"company_id"`
+	CustomerID        string  `json:"customer_id"`
+	CustomerName      string  `json:"customer_name"`
+	Currency          string  `json:"currency"`
+	IssueDate         string  `json:"issue_date"`
+	DueDate           *string `json:"due_date"`
+	IssuedAt          *string `json:"issued_at"`
+	Number            *string `json:"number"`
+	Status            string  `json:"status"`
+	SubtotalMinor     int64   `json:"subtotal_minor"`
+	TaxMinor          int64   `json:"tax_minor"`
+	TotalMinor        int64   `json:"total_minor"`
+	CreatedAt         string  `json:"created_at"`
+	UpdatedAt         string  `json:"updated_at"`
+	Version           int     `json:"version"`
+	VoidReason        *string `json:"void_reason"`
+	VoidedAt          *string `json:"voided_at"`
+	ExternalReference string  `json:"external_reference,omitempty"`
+}
+
+// invoiceJSON is the full form.
+type invoiceJSON struct {
+	invoiceSummaryJSON
+	Customer               events.CustomerSnapshot `json:"customer"`
+	Issuer                 events.IssuerSnapshot   `json:"issuer"`
+	Language               string                  `json:"language"`
+	Lines                  []events.InvoiceLine    `json:"lines"`
+	PurchaseOrderReference string                  `json:"purchase_order_reference,omitempty"`
+	Notes                  string                  `json:"notes,omitempty"`
+	Terms                  string                  `json:"terms,omitempty"`
+}
+
+func optionalString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// invoiceFromEvent renders a draft as its event records it: version 1, no
+// number, never issued or voided.
+func invoiceFromEvent(e events.InvoiceDrafted) invoiceJSON {
+	return invoiceJSON{
+		invoiceSummaryJSON: invoiceSummaryJSON{
+			ID: e.InvoiceID, CompanyID: e.CompanyID, CustomerID: e.CustomerID, CustomerName: e.CustomerName,
+			Currency: e.Currency, IssueDate: e.IssueDate, DueDate: optionalString(e.DueDate), Status: "draft",
+			SubtotalMinor: e.SubtotalMinor, TaxMinor: e.TaxMinor, TotalMinor: e.TotalMinor,
+			CreatedAt: timestamp(e.CreatedAt), UpdatedAt: timestamp(e.CreatedAt), Version: 1,
+			ExternalReference: e.ExternalReference,
+		},
+		Customer: snapshotCustomer(e.Customer), Issuer: snapshotIssuer(e.Issuer), Language: e.Language,
+		Lines: e.Lines, PurchaseOrderReference: e.PurchaseOrderReference, Notes: e.Notes, Terms: e.Terms,
+	}
+}
+
+func invoiceSummaryFromQuery(i query.InvoiceSummary) invoiceSummaryJSON {
+	return invoiceSummaryJSON{
+		ID: i.ID, CompanyID: i.CompanyID, CustomerID: i.CustomerID, CustomerName: i.CustomerName,
+		Currency: i.Currency, IssueDate: i.IssueDate, DueDate: i.DueDate, IssuedAt: nullableTimestamp(i.IssuedAt),
+		Number: i.Number, Status: i.Status, SubtotalMinor: i.SubtotalMinor, TaxMinor: i.TaxMinor,
+		TotalMinor: i.TotalMinor, CreatedAt: timestamp(i.CreatedAt), UpdatedAt: timestamp(i.UpdatedAt),
+		Version: i.Version, VoidReason: i.VoidReason, VoidedAt: nullableTimestamp(i.VoidedAt),
+		ExternalReference: i.ExternalReference,
+	}
+}
+
+func invoiceFromQuery(i query.Invoice) invoiceJSON {
+	return invoiceJSON{
+		invoiceSummaryJSON: invoiceSummaryFromQuery(i.InvoiceSummary),
+		Customer:           snapshotCustomer(i.Customer), Issuer: snapshotIssuer(i.Issuer), Language: i.Language,
+		Lines: i.Lines, PurchaseOrderReference: i.PurchaseOrderReference, Notes: i.Notes, Terms: i.Terms,
+	}
+}
+
+func snapshotCustomer(s events.CustomerSnapshot) events.CustomerSnapshot {
+	s.Identifiers = identifiers(s.Identifiers)
+	return s
+}
+
+func snapshotIssuer(s events.IssuerSnapshot) events.IssuerSnapshot {
+	s.Identifiers = identifiers(s.Identifiers)
+	return s
+}
