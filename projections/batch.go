@@ -28,24 +28,52 @@ type target struct {
 
 // applyBatch writes the batch's rows and the new checkpoint in one
 // transaction; the checkpoint update is a compare-and-swap on the old one.
+// All statements go to the server in one round trip.
 func applyBatch(ctx context.Context, pool *pgxpool.Pool, proj Projection, to target, from events.Position, batch []events.RecordedEvent) (events.Position, error) {
 	last := batch[len(batch)-1].Position
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if err := to.enter(ctx, tx); err != nil {
 			return err
 		}
-		for _, ev := range batch {
-			if err := proj.Apply(ctx, tx, ev); err != nil {
-				return fmt.Errorf("apply %s at %s: %w", ev.Type, ev.Position, err)
-			}
-		}
-		return casCheckpoint(ctx, tx, to.checkpoint, from, last)
+		return sendEvents(ctx, tx, proj, batch, func(b *pgx.Batch) {
+			b.Queue(casCheckpointSQL, to.checkpoint, from.String(), last.String()).Exec(func(tag pgconn.CommandTag) error {
+				if tag.RowsAffected() != 1 {
+					return errCheckpointMoved
+				}
+				return nil
+			})
+		})
 	})
 	if err != nil {
 		return from, err
 	}
 	return last, nil
 }
+
+// sendEvents queues every event's statements, then whatever finish adds,
+// and sends them in one round trip.
+func sendEvents(ctx context.Context, tx pgx.Tx, proj Projection, evs []events.RecordedEvent, finish func(*pgx.Batch)) error {
+	b := &pgx.Batch{}
+	for _, ev := range evs {
+		if err := proj.Apply(ev, b); err != nil {
+			return fmt.Errorf("apply %s at %s: %w", ev.Type, ev.Position, err)
+		}
+	}
+	if finish != nil {
+		finish(b)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("write %s: %w", proj.Name(), err)
+	}
+	return nil
+}
+
+const casCheckpointSQL = `
+	UPDATE public.projection_checkpoints SET position = $3, updated_at = now()
+	WHERE name = $1 AND position = $2`
 
 // enter points the transaction at the target's schema.
 func (to target) enter(ctx context.Context, tx pgx.Tx) error {
@@ -58,19 +86,6 @@ func (to target) enter(ctx context.Context, tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-func casCheckpoint(ctx context.Context, tx pgx.Tx, name string, from, to events.Position) error {
-	tag, err := tx.Exec(ctx, `
-		UPDATE public.projection_checkpoints SET position = $3, updated_at = now()
-		WHERE name = $1 AND position = $2`, name, from.String(), to.String())
-	if err != nil {
-		return fmt.Errorf("save checkpoint %s: %w", name, err)
-	}
-	if tag.RowsAffected() != 1 {
-		return errCheckpointMoved
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 
@@ -28,7 +27,7 @@ func (Companies) Schema() string { return companiesSchema }
 func (Companies) Tables() []string { return []string{"companies"} }
 
 // Apply implements Projection.
-func (Companies) Apply(ctx context.Context, tx pgx.Tx, ev events.RecordedEvent) error {
+func (Companies) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
 	if ev.Type != events.TypeCompanyCreated {
 		return nil
 	}
@@ -40,7 +39,7 @@ func (Companies) Apply(ctx context.Context, tx pgx.Tx, ev events.RecordedEvent) 
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, `
+	batch.Queue(`
 		INSERT INTO companies (id, account_id, stream_name, legal_name, trading_name, address,
 			default_currency, default_language, default_payment_terms_days, email,
 			external_reference, identifiers, created_at, updated_at, version)
@@ -49,9 +48,6 @@ func (Companies) Apply(ctx context.Context, tx pgx.Tx, ev events.RecordedEvent) 
 		c.CompanyID, c.AccountID, ev.Stream, c.LegalName, nullable(c.TradingName), address,
 		c.DefaultCurrency, c.DefaultLanguage, c.DefaultPaymentTermsDays, nullable(c.Email),
 		nullable(c.ExternalReference), identifiers, c.CreatedAt, int64(ev.Revision)+1)
-	if err != nil {
-		return fmt.Errorf("companies: insert %s: %w", c.CompanyID, err)
-	}
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 
@@ -28,7 +27,7 @@ func (Customers) Schema() string { return customersSchema }
 func (Customers) Tables() []string { return []string{"customers"} }
 
 // Apply implements Projection.
-func (Customers) Apply(ctx context.Context, tx pgx.Tx, ev events.RecordedEvent) error {
+func (Customers) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
 	if ev.Type != events.TypeCustomerCreated {
 		return nil
 	}
@@ -40,15 +39,12 @@ func (Customers) Apply(ctx context.Context, tx pgx.Tx, ev events.RecordedEvent) 
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, `
+	batch.Queue(`
 		INSERT INTO customers (id, company_id, account_id, stream_name, name, address, email,
 			external_reference, identifiers, created_at, updated_at, version)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11)
 		ON CONFLICT (id) DO NOTHING`,
 		c.CustomerID, c.CompanyID, c.AccountID, ev.Stream, c.Name, address, nullable(c.Email),
 		nullable(c.ExternalReference), identifiers, c.CreatedAt, int64(ev.Revision)+1)
-	if err != nil {
-		return fmt.Errorf("customers: insert %s: %w", c.CustomerID, err)
-	}
 	return nil
 }

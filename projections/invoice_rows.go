@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 
@@ -28,7 +27,7 @@ func (Invoices) Schema() string { return invoicesSchema }
 func (Invoices) Tables() []string { return []string{"invoices"} }
 
 // Apply implements Projection.
-func (Invoices) Apply(ctx context.Context, tx pgx.Tx, ev events.RecordedEvent) error {
+func (Invoices) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
 	if ev.Type != events.TypeInvoiceDrafted {
 		return nil
 	}
@@ -40,7 +39,7 @@ func (Invoices) Apply(ctx context.Context, tx pgx.Tx, ev events.RecordedEvent) e
 	if err != nil {
 		return fmt.Errorf("invoices: encode %s: %w", d.InvoiceID, err)
 	}
-	_, err = tx.Exec(ctx, `
+	batch.Queue(`
 		INSERT INTO invoices (id, company_id, account_id, customer_id, stream_name, customer_name,
 			customer, issuer, currency, language, issue_date, due_date, status, lines,
 			subtotal_minor, tax_minor, total_minor, external_reference, purchase_order_reference,
@@ -53,9 +52,6 @@ func (Invoices) Apply(ctx context.Context, tx pgx.Tx, ev events.RecordedEvent) e
 		d.SubtotalMinor, d.TaxMinor, d.TotalMinor, nullable(d.ExternalReference),
 		nullable(d.PurchaseOrderReference), nullable(d.Notes), nullable(d.Terms),
 		d.CreatedAt, int64(ev.Revision)+1)
-	if err != nil {
-		return fmt.Errorf("invoices: insert %s: %w", d.InvoiceID, err)
-	}
 	return nil
 }
 

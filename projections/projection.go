@@ -41,10 +41,12 @@ type Projection interface {
 	Schema() string
 	// Tables lists the tables Schema creates, in dependency order.
 	Tables() []string
-	// Apply writes the effect of ev inside tx. Events of types it does not
-	// handle are ignored. Apply must be deterministic and use unqualified
-	// table names: rebuilds run it against a shadow schema.
-	Apply(ctx context.Context, tx pgx.Tx, ev events.RecordedEvent) error
+	// Apply queues on batch the statements that write the effect of ev.
+	// Events of types it does not handle are ignored. The batch is sent in
+	// one round trip, in the transaction that also moves the checkpoint.
+	// Apply must be deterministic and use unqualified table names: rebuilds
+	// run it against a shadow schema.
+	Apply(ev events.RecordedEvent, batch *pgx.Batch) error
 }
 
 // All returns every projection of the service, in the order they run.

@@ -165,11 +165,11 @@ func (b *Rebuilder) swapTx(ctx context.Context, tx pgx.Tx, p Projection, to targ
 	if err := to.enter(ctx, tx); err != nil {
 		return err
 	}
-	for _, ev := range tail {
-		if err := p.Apply(ctx, tx, ev); err != nil {
-			return fmt.Errorf("apply %s at %s: %w", ev.Type, ev.Position, err)
-		}
-		pos = ev.Position
+	if err := sendEvents(ctx, tx, p, tail, nil); err != nil {
+		return err
+	}
+	if len(tail) > 0 {
+		pos = tail[len(tail)-1].Position
 	}
 	if _, err := tx.Exec(ctx, `SET LOCAL search_path TO public`); err != nil {
 		return err
@@ -240,4 +240,29 @@ func (b *Rebuilder) moveCheckpoint(ctx context.Context, tx pgx.Tx, p Projection,
 		INSERT INTO public.projection_versions (name, version) VALUES ($1, $2)
 		ON CONFLICT (name) DO UPDATE SET version = EXCLUDED.version, updated_at = now()`, p.Name(), p.Version())
 	return err
+}
+
+// ErrRebuildRunning means another process is rebuilding the projection.
+var ErrRebuildRunning = errors.New("another rebuild of this projection is running")
+
+// WithRebuildLock runs fn holding p's rebuild lock (a session advisory lock
+// on a dedicated connection), so that two operators cannot build the same
+// shadow copy at once. The live runner does not take this lock: the API's
+// projector keeps running during an operator's rebuild.
+func WithRebuildLock(ctx context.Context, pool *pgxpool.Pool, p Projection, fn func() error) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	key := lockKey("rebuild:" + p.Name())
+	var got bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&got); err != nil {
+		return err
+	}
+	if !got {
+		return ErrRebuildRunning
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, key)
+	return fn()
 }

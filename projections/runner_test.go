@@ -30,7 +30,7 @@ type env struct {
 	store *pgstore.Store
 }
 
-func newEnv(t *testing.T) env {
+func newEnv(t testing.TB) env {
 	t.Helper()
 	url := pgtest.NewDatabase(t)
 	pool := connect(t, url)
@@ -51,7 +51,7 @@ func newEnv(t *testing.T) env {
 
 // connect opens a separate pool: a separate pool is what a second process
 // would have, with its own sessions and so its own advisory locks.
-func connect(t *testing.T, url string) *pgxpool.Pool {
+func connect(t testing.TB, url string) *pgxpool.Pool {
 	t.Helper()
 	pool, err := pgxpool.New(context.Background(), url)
 	if err != nil {
@@ -138,11 +138,11 @@ type failingOnce struct {
 	failed atomic.Bool
 }
 
-func (f *failingOnce) Apply(ctx context.Context, tx pgx.Tx, ev events.RecordedEvent) error {
+func (f *failingOnce) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
 	if f.seen.Add(1) == f.n && f.failed.CompareAndSwap(false, true) {
 		return errors.New("injected failure mid-batch")
 	}
-	return f.Companies.Apply(ctx, tx, ev)
+	return f.Companies.Apply(ev, batch)
 }
 
 func TestFailureMidBatchRollsBackAndRetries(t *testing.T) {

@@ -33,6 +33,7 @@ type service struct {
 	client *http.Client
 	pool   *pgxpool.Pool
 	app    *app
+	dbURL  string
 }
 
 func testConfig(t *testing.T) config {
@@ -72,7 +73,7 @@ func newService(t *testing.T, edit ...func(*config)) *service {
 		a.close()
 	})
 	return &service{
-		t: t, url: "http://" + ln.Addr().String(), pool: a.pool, app: a,
+		t: t, url: "http://" + ln.Addr().String(), pool: a.pool, app: a, dbURL: cfg.DatabaseURL,
 		client: openapitest.NewClient(t, transport.OpenAPIDocument()),
 	}
 }

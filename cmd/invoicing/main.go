@@ -33,6 +33,9 @@ commands:
   dev-token   print a development access token signed with AUTH_HS256_SECRET
   events      read --stream NAME | export [--from POSITION] [--type T]... [--account ID] [--follow]
               print events as JSON lines, in global order
+  projections status | rebuild [NAME]
+              show versions, checkpoints and lag; rebuild beside the live tables and swap
+  audit       verify: replay every event into a scratch copy and compare with the read models
 `
 
 // run is the whole program, with the process's environment passed in so
@@ -53,6 +56,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return devToken(args[1:], getenv, stdout, stderr)
 	case "events":
 		return eventsCommand(ctx, args[1:], getenv, stdout, stderr)
+	case "projections":
+		return projectionsCommand(ctx, args[1:], getenv, stdout, stderr)
+	case "audit":
+		return auditCommand(ctx, args[1:], getenv, stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -265,3 +265,15 @@ func scanEvents(rows pgx.Rows) ([]events.RecordedEvent, error) {
 	}
 	return out, rows.Err()
 }
+
+// CountAfter counts this service's events after from, for progress
+// estimates; it is not part of events.Store.
+func (s *Store) CountAfter(ctx context.Context, from events.Position) (int64, error) {
+	hi, lo := from.Parts()
+	var n int64
+	err := s.pool.QueryRow(ctx, `
+		SELECT count(*) FROM events
+		WHERE (tx_id, global_position) > ($1::text::xid8, $2::bigint) AND event_type = ANY($3::text[])`,
+		strconv.FormatUint(hi, 10), int64(lo), events.Types).Scan(&n)
+	return n, err
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/projections"
+)
+
+// projectionsCommand runs `invoicing projections status|rebuild [NAME]`.
+func projectionsCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || (args[0] != "status" && args[0] != "rebuild") {
+		return fmt.Errorf("%w: projections status | projections rebuild [NAME]", errUsage)
+	}
+	selected, err := selectProjections(args[1:])
+	if err != nil {
+		return err
+	}
+	return withDatabases(ctx, getenv, func(pool *pgxpool.Pool, store events.Store) error {
+		if err := migrateProjections(ctx, pool); err != nil {
+			return err
+		}
+		if args[0] == "status" {
+			return printStatus(ctx, pool, store, stdout)
+		}
+		return rebuild(ctx, pool, store, selected, stderr)
+	})
+}
+
+func selectProjections(names []string) ([]projections.Projection, error) {
+	all := projections.All()
+	if len(names) == 0 {
+		return all, nil
+	}
+	var out []projections.Projection
+	for _, name := range names {
+		found := false
+		for _, p := range all {
+			if p.Name() == name {
+				out, found = append(out, p), true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("%w: no projection named %q", errUsage, name)
+		}
+	}
+	return out, nil
+}
+
+func migrateProjections(ctx context.Context, pool *pgxpool.Pool) error {
+	if err := projections.Migrate(ctx, pool); err != nil {
+		return fmt.Errorf("migrate read models: %w", err)
+	}
+	_, err := projections.Install(ctx, pool, projections.All())
+	return err
+}
+
+func printStatus(ctx context.Context, pool *pgxpool.Pool, store events.Store, w io.Writer) error {
+	statuses, err := projections.Statuses(ctx, pool, store, projections.All(), time.Now())
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROJECTION\tCODE VERSION\tTABLES VERSION\tCHECKPOINT\tLAG EVENTS\tLAG SECONDS\tREBUILD")
+	for _, s := range statuses {
+		building := "-"
+		if s.Building != nil {
+			building = "at " + s.Building.String()
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%.1f\t%s\n", s.Name, s.CodeVersion, s.LiveVersion, s.Checkpoint, s.LagEvents, s.LagAge.Seconds(), building)
+	}
+	return tw.Flush()
+}
+
+// counter is implemented by stores that can count events cheaply (the
+// PostgreSQL store); with it, progress shows an ETA.
+type counter interface {
+	CountAfter(ctx context.Context, from events.Position) (int64, error)
+}
+
+func rebuild(ctx context.Context, pool *pgxpool.Pool, store events.Store, projs []projections.Projection, out io.Writer) error {
+	var total int64 = -1
+	if c, ok := store.(counter); ok {
+		if n, err := c.CountAfter(ctx, events.Position{}); err == nil {
+			total = n
+		}
+	}
+	for _, p := range projs {
+		bar := newProgressBar(out, isTerminal(out), total)
+		r := &projections.Rebuilder{Store: store, Pool: pool, Logger: slog.New(slog.NewTextHandler(out, nil)), OnBatch: bar.update}
+		err := projections.WithRebuildLock(ctx, pool, p, func() error { return r.Rebuild(ctx, p) })
+		bar.done(p.Name(), err)
+		if err != nil {
+			return fmt.Errorf("rebuild %s: %w", p.Name(), err)
+		}
+	}
+	return nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+// auditCommand runs `invoicing audit verify`.
+func auditCommand(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) != 1 || args[0] != "verify" {
+		return fmt.Errorf("%w: audit verify", errUsage)
+	}
+	return withDatabases(ctx, getenv, func(pool *pgxpool.Pool, store events.Store) error {
+		if err := migrateProjections(ctx, pool); err != nil {
+			return err
+		}
+		v := &projections.Verifier{Rebuilder: projections.Rebuilder{Store: store, Pool: pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}}
+		findings, err := v.Verify(ctx, projections.All())
+		if err != nil {
+			return err
+		}
+		for _, f := range findings {
+			fmt.Fprintln(stdout, "MISMATCH", f)
+		}
+		if len(findings) > 0 {
+			return fmt.Errorf("audit: %d disagreement(s) between the events and the read models", len(findings))
+		}
+		fmt.Fprintln(stdout, "OK: every read-model row matches its events, and every invoice's amounts recompute from its lines")
+		return nil
+	})
+}
+
+var errAuditFailed = errors.New("audit failed")

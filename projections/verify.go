@@ -1,0 +1,201 @@
+package projections
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/invoicing/invoicing/events"
+)
+
+// Finding is one disagreement between the events and the live read models.
+type Finding struct {
+	Table   string
+	ID      string
+	Problem string
+}
+
+func (f Finding) String() string { return f.Table + " " + f.ID + ": " + f.Problem }
+
+// Verifier replays every event into a scratch copy of each projection and
+// compares it with the live tables row by row, then recomputes every
+// invoice's amounts from its lines.
+type Verifier struct {
+	Rebuilder
+}
+
+// Verify returns every finding; none means the read models agree with the
+// events.
+func (v *Verifier) Verify(ctx context.Context, projs []Projection) ([]Finding, error) {
+	var findings []Finding
+	for _, p := range projs {
+		fs, err := v.verifyProjection(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("verify %s: %w", p.Name(), err)
+		}
+		findings = append(findings, fs...)
+	}
+	fs, err := verifyInvoiceAmounts(ctx, v.Pool)
+	if err != nil {
+		return nil, err
+	}
+	return append(findings, fs...), nil
+}
+
+// verifyProjection compares a scratch build with the live tables. The live
+// projector may still be applying events: the comparison is repeated, with
+// the scratch copy caught up again, until both stand at the same position.
+func (v *Verifier) verifyProjection(ctx context.Context, p Projection) ([]Finding, error) {
+	suffix := randomSuffix()
+	scratch := target{schema: "audit_" + p.Name() + "_" + suffix, checkpoint: "audit:" + p.Name() + ":" + suffix, bulk: true}
+	defer v.dropScratch(context.WithoutCancel(ctx), scratch)
+	var findings []Finding
+	for attempt := 0; attempt < 5; attempt++ {
+		built, err := v.Build(ctx, p, scratch)
+		if err != nil {
+			return nil, err
+		}
+		live, err := readCheckpoint(ctx, v.Pool, p.Name())
+		if err != nil {
+			return nil, err
+		}
+		if findings, err = compareTables(ctx, v.Pool, p, scratch.schema); err != nil {
+			return nil, err
+		}
+		if live.Compare(built) == 0 || len(findings) == 0 {
+			return findings, nil
+		}
+	}
+	return findings, nil
+}
+
+func (v *Verifier) dropScratch(ctx context.Context, scratch target) {
+	_, err := v.Pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{scratch.schema}.Sanitize()+" CASCADE")
+	if err == nil {
+		_, err = v.Pool.Exec(ctx, `DELETE FROM public.projection_checkpoints WHERE name = $1`, scratch.checkpoint)
+	}
+	if err != nil {
+		v.Logger.Warn("could not drop the audit's scratch copy", "schema", scratch.schema, "error", err)
+	}
+}
+
+func randomSuffix() string {
+	b := make([]byte, 4)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// compareTables reports rows that differ between the scratch and the live
+// copy of each table, by id, ignoring seq (identity values burnt by retried
+// batches differ harmlessly).
+func compareTables(ctx context.Context, pool *pgxpool.Pool, p Projection, scratch string) ([]Finding, error) {
+	var findings []Finding
+	for _, table := range p.Tables() {
+		cols, err := columns(ctx, pool, scratch, table)
+		if err != nil {
+			return nil, err
+		}
+		list := strings.Join(cols, ", ")
+		live, shadow := pgx.Identifier{"public", table}.Sanitize(), pgx.Identifier{scratch, table}.Sanitize()
+		rows, err := pool.Query(ctx, `
+			WITH expected AS (SELECT `+list+` FROM `+shadow+` EXCEPT SELECT `+list+` FROM `+live+`),
+			     unexpected AS (SELECT `+list+` FROM `+live+` EXCEPT SELECT `+list+` FROM `+shadow+`)
+			SELECT coalesce(e.id, u.id)::text,
+			       CASE WHEN e.id IS NULL THEN 'is in the read model but no event produces it'
+			            WHEN u.id IS NULL THEN 'is missing from the read model'
+			            ELSE 'differs from what its events produce' END
+			FROM expected e FULL JOIN unexpected u ON e.id = u.id
+			ORDER BY 1`)
+		if err != nil {
+			return nil, fmt.Errorf("compare %s: %w", table, err)
+		}
+		got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Finding, error) {
+			f := Finding{Table: table}
+			return f, r.Scan(&f.ID, &f.Problem)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("compare %s: %w", table, err)
+		}
+		findings = append(findings, got...)
+	}
+	return findings, nil
+}
+
+// columns lists a table's columns except seq, quoted, in table order; jsonb
+// compares by value, so key order in stored documents does not matter.
+func columns(ctx context.Context, pool *pgxpool.Pool, schema, table string) ([]string, error) {
+	rows, err := pool.Query(ctx, `
+		SELECT column_name FROM information_schema.columns
+		WHERE table_schema = $1 AND table_name = $2 AND column_name <> 'seq'
+		ORDER BY ordinal_position`, schema, table)
+	if err != nil {
+		return nil, err
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("table %s.%s has no columns", schema, table)
+	}
+	for i, n := range names {
+		names[i] = pgx.Identifier{n}.Sanitize()
+	}
+	return names, nil
+}
+
+// verifyInvoiceAmounts recomputes each live invoice's line amounts and
+// totals from quantity, unit amount and tax rate.
+func verifyInvoiceAmounts(ctx context.Context, pool *pgxpool.Pool) ([]Finding, error) {
+	rows, err := pool.Query(ctx, `SELECT id::text, lines, subtotal_minor, tax_minor, total_minor FROM public.invoices ORDER BY seq`)
+	if err != nil {
+		return nil, fmt.Errorf("read invoices: %w", err)
+	}
+	defer rows.Close()
+	var findings []Finding
+	for rows.Next() {
+		var (
+			id     string
+			lines  []events.InvoiceLine
+			stored events.Totals
+		)
+		if err := rows.Scan(&id, &lines, &stored.Subtotal, &stored.Tax, &stored.Total); err != nil {
+			return nil, fmt.Errorf("scan invoice: %w", err)
+		}
+		for _, problem := range recomputeInvoice(lines, stored) {
+			findings = append(findings, Finding{Table: "invoices", ID: id, Problem: problem})
+		}
+	}
+	return findings, rows.Err()
+}
+
+func recomputeInvoice(lines []events.InvoiceLine, stored events.Totals) []string {
+	var problems []string
+	amounts := make([]events.LineAmounts, len(lines))
+	for i, l := range lines {
+		q, err := events.ParseQuantity(l.Quantity)
+		if err == nil {
+			amounts[i], err = events.ComputeLine(q, l.UnitAmountMinor, l.TaxRateBps)
+		}
+		got := events.LineAmounts{Net: l.NetAmountMinor, Tax: l.TaxAmountMinor, Total: l.TotalAmountMinor}
+		switch {
+		case err != nil:
+			problems = append(problems, fmt.Sprintf("line %d cannot be recomputed: %v", l.Position, err))
+		case got != amounts[i]:
+			problems = append(problems, fmt.Sprintf("line %d stores %+v, recomputed %+v", l.Position, got, amounts[i]))
+		}
+	}
+	totals, err := events.SumLines(amounts)
+	switch {
+	case err != nil:
+		problems = append(problems, fmt.Sprintf("totals cannot be recomputed: %v", err))
+	case totals != stored:
+		problems = append(problems, fmt.Sprintf("totals store %+v, recomputed from the lines %+v", stored, totals))
+	}
+	return problems
+}
