@@ -26,9 +26,6 @@ func projectionsCommand(ctx context.Context, args []string, getenv func(string) 
 		return err
 	}
 	return withDatabases(ctx, getenv, func(pool *pgxpool.Pool, store events.Store) error {
-		if err := migrateProjections(ctx, pool); err != nil {
-			return err
-		}
 		if args[0] == "status" {
 			return printStatus(ctx, pool, store, stdout)
 		}
@@ -54,14 +51,6 @@ func selectProjections(names []string) ([]projections.Projection, error) {
 		}
 	}
 	return out, nil
-}
-
-func migrateProjections(ctx context.Context, pool *pgxpool.Pool) error {
-	if err := projections.Migrate(ctx, pool); err != nil {
-		return fmt.Errorf("migrate read models: %w", err)
-	}
-	_, err := projections.Install(ctx, pool, projections.All())
-	return err
 }
 
 func printStatus(ctx context.Context, pool *pgxpool.Pool, store events.Store, w io.Writer) error {
@@ -121,9 +110,6 @@ func auditCommand(ctx context.Context, args []string, getenv func(string) string
 		return fmt.Errorf("%w: audit verify", errUsage)
 	}
 	return withDatabases(ctx, getenv, func(pool *pgxpool.Pool, store events.Store) error {
-		if err := migrateProjections(ctx, pool); err != nil {
-			return err
-		}
 		v := &projections.Verifier{Rebuilder: projections.Rebuilder{Store: store, Pool: pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}}
 		findings, err := v.Verify(ctx, projections.All())
 		if err != nil {

@@ -50,37 +50,19 @@ type app struct {
 }
 
 func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
-	pool, err := openPool(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return nil, err
-	}
-	store, err := openStore(ctx, cfg, pool, logger)
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
-	if err := projections.Migrate(ctx, pool); err != nil {
-		store.Close()
-		pool.Close()
-		return nil, fmt.Errorf("migrate read models: %w", err)
-	}
 	verifier, err := auth.NewVerifier(auth.Config{
 		HS256Secret: []byte(cfg.Auth.HS256Secret), JWKSURL: cfg.Auth.JWKSURL,
 		Issuer: cfg.Auth.Issuer, Audience: cfg.Auth.Audience, OrgClaim: cfg.Auth.OrgClaim,
 	})
 	if err != nil {
-		store.Close()
-		pool.Close()
 		return nil, fmt.Errorf("auth: %w", err)
 	}
-	projs := projections.All()
-	if _, err := projections.Install(ctx, pool, projs); err != nil {
-		store.Close()
-		pool.Close()
+	pool, store, err := openDatabases(ctx, cfg, logger)
+	if err != nil {
 		return nil, err
 	}
 	rebuilder := &projections.Rebuilder{Store: store, Pool: pool, Logger: logger}
-	group := projections.NewGroup(projs, store, pool, logger, projections.RunnerOptions{Prepare: rebuilder.UpgradeIfStale})
+	group := projections.NewGroup(projections.All(), store, pool, logger, projections.RunnerOptions{Prepare: rebuilder.UpgradeIfStale})
 	queries := query.New(pool)
 	commands := command.NewHandler(command.Config{
 		Store: store, Waiter: group, Directory: directory{queries}, Logger: logger, WaitTimeout: cfg.WaitTimeout,
@@ -91,6 +73,32 @@ func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
 		MaxBodyBytes: cfg.MaxBodyBytes, Ready: a.ready,
 	})
 	return a, nil
+}
+
+// openDatabases connects to PostgreSQL and the event store and applies
+// pending migrations: the event store's, the projections' bookkeeping, and
+// the tables of projections that have none yet.
+func openDatabases(ctx context.Context, cfg config, logger *slog.Logger) (*pgxpool.Pool, events.Store, error) {
+	pool, err := openPool(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := openStore(ctx, cfg, pool, logger)
+	if err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	if err := projections.Migrate(ctx, pool); err != nil {
+		err = fmt.Errorf("migrate read models: %w", err)
+	} else {
+		_, err = projections.Install(ctx, pool, projections.All())
+	}
+	if err != nil {
+		store.Close()
+		pool.Close()
+		return nil, nil, err
+	}
+	return pool, store, nil
 }
 
 func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 
@@ -29,16 +28,11 @@ func withDatabases(ctx context.Context, getenv func(string) string, fn func(*pgx
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	pool, err := openPool(ctx, cfg.DatabaseURL)
+	pool, store, err := openDatabases(ctx, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	store, err := openStore(ctx, cfg, pool, logger)
-	if err != nil {
-		return fmt.Errorf("event store: %w", err)
-	}
 	defer store.Close()
 	return fn(pool, store)
 }
