@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -59,7 +60,12 @@ func (r *reader) openObject(path string, v any, fields ...string) (object, bool)
 	return object{r: r, path: path, m: m}, true
 }
 
+// join appends a field to a path. Names that would make the path ambiguous
+// (empty, or holding '.', '[', ']' or '"') are quoted in brackets.
 func join(path, field string) string {
+	if field == "" || strings.ContainsAny(field, `.[]"`) {
+		return path + "[" + strconv.Quote(field) + "]"
+	}
 	if path == "" {
 		return field
 	}
