@@ -10,38 +10,6 @@ import (
 
 var invoiceStatuses = map[string]bool{"draft": true, "issued": true, "void": true}
 
-func (s *server) createInvoice(w http.ResponseWriter, r *http.Request) error {
-	companyID, err := companyPath(r)
-	if err != nil {
-		return err
-	}
-	body, err := readObject(r, s.MaxBodyBytes)
-	if err != nil {
-		return err
-	}
-	created, err := s.Commands.CreateInvoice(r.Context(), commandRequest(r), companyID, body)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, invoiceFromEvent(created))
-	return nil
-}
-
-func (s *server) getInvoice(w http.ResponseWriter, r *http.Request) error {
-	perr := &paramError{}
-	companyID := pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
-	id := pathUUID(perr, "invoice_id", mux.Vars(r)["invoice_id"])
-	if err := perr.orNil(); err != nil {
-		return err
-	}
-	inv, err := s.Queries.Invoice(r.Context(), principal(r).AccountID, companyID, id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, invoiceFromQuery(inv))
-	return nil
-}
-
 func (s *server) listInvoices(w http.ResponseWriter, r *http.Request) error {
 	perr := &paramError{}
 	companyID := pathUUID(perr, "company_id", mux.Vars(r)["company_id"])

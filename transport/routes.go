@@ -55,12 +55,12 @@ func (s *server) routes() *mux.Router {
 	v1.Handle("/companies", s.write(s.createCompany)).Methods(http.MethodPost)
 	v1.Handle("/companies", s.read(s.listCompanies)).Methods(http.MethodGet)
 	v1.Handle("/companies/{company_id}", s.read(s.getCompany)).Methods(http.MethodGet)
-	v1.Handle("/companies/{company_id}/customers", s.write(s.createCustomer)).Methods(http.MethodPost)
+	v1.Handle("/companies/{company_id}/customers", s.write(createUnder(s, s.Commands.CreateCustomer, customerFromEvent))).Methods(http.MethodPost)
 	v1.Handle("/companies/{company_id}/customers", s.read(s.listCustomers)).Methods(http.MethodGet)
-	v1.Handle("/companies/{company_id}/customers/{customer_id}", s.read(s.getCustomer)).Methods(http.MethodGet)
-	v1.Handle("/companies/{company_id}/invoices", s.write(s.createInvoice)).Methods(http.MethodPost)
+	v1.Handle("/companies/{company_id}/customers/{customer_id}", s.read(getUnder("customer_id", s.Queries.Customer, customerFromQuery))).Methods(http.MethodGet)
+	v1.Handle("/companies/{company_id}/invoices", s.write(createUnder(s, s.Commands.CreateInvoice, invoiceFromEvent))).Methods(http.MethodPost)
 	v1.Handle("/companies/{company_id}/invoices", s.read(s.listInvoices)).Methods(http.MethodGet)
-	v1.Handle("/companies/{company_id}/invoices/{invoice_id}", s.read(s.getInvoice)).Methods(http.MethodGet)
+	v1.Handle("/companies/{company_id}/invoices/{invoice_id}", s.read(getUnder("invoice_id", s.Queries.Invoice, invoiceFromQuery))).Methods(http.MethodGet)
 	return r
 }
 
