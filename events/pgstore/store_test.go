@@ -20,7 +20,7 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // newStore returns a migrated store on a fresh database, and its pool.
-func newStore(t *testing.T) (*pgstore.Store, *pgxpool.Pool) {
+func newStore(t testing.TB) (*pgstore.Store, *pgxpool.Pool) {
 	t.Helper()
 	ctx := context.Background()
 	pool, err := pgxpool.New(ctx, pgtest.NewDatabase(t))
