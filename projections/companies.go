@@ -39,15 +39,16 @@ func (Companies) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
 	if err != nil {
 		return err
 	}
+	hi, lo := key(ev)
 	batch.Queue(`
 		INSERT INTO companies (id, account_id, stream_name, legal_name, trading_name, address,
 			default_currency, default_language, default_payment_terms_days, email,
-			external_reference, identifiers, created_at, updated_at, version)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14)
+			external_reference, identifiers, created_at, updated_at, version, position_hi, position_lo)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $15, $16)
 		ON CONFLICT (id) DO NOTHING`,
 		c.CompanyID, c.AccountID, ev.Stream, c.LegalName, nullable(c.TradingName), address,
 		c.DefaultCurrency, c.DefaultLanguage, c.DefaultPaymentTermsDays, nullable(c.Email),
-		nullable(c.ExternalReference), identifiers, c.CreatedAt, int64(ev.Revision)+1)
+		nullable(c.ExternalReference), identifiers, c.CreatedAt, int64(ev.Revision)+1, hi, lo)
 	return nil
 }
 
@@ -70,4 +71,11 @@ func marshalValues(address events.Address, identifiers []events.Identifier) (a, 
 		return nil, nil, err
 	}
 	return a, ids, nil
+}
+
+// key is a row's keyset key: the global position of the event that created
+// it, which a rebuild reproduces exactly. Both stores' positions fit bigint.
+func key(ev events.RecordedEvent) (hi, lo int64) {
+	h, l := ev.Position.Parts()
+	return int64(h), int64(l)
 }

@@ -39,12 +39,13 @@ func (Customers) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
 	if err != nil {
 		return err
 	}
+	hi, lo := key(ev)
 	batch.Queue(`
 		INSERT INTO customers (id, company_id, account_id, stream_name, name, address, email,
-			external_reference, identifiers, created_at, updated_at, version)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11)
+			external_reference, identifiers, created_at, updated_at, version, position_hi, position_lo)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13)
 		ON CONFLICT (id) DO NOTHING`,
 		c.CustomerID, c.CompanyID, c.AccountID, ev.Stream, c.Name, address, nullable(c.Email),
-		nullable(c.ExternalReference), identifiers, c.CreatedAt, int64(ev.Revision)+1)
+		nullable(c.ExternalReference), identifiers, c.CreatedAt, int64(ev.Revision)+1, hi, lo)
 	return nil
 }

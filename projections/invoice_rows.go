@@ -2,6 +2,7 @@ package projections
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -32,37 +33,32 @@ func (Invoices) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
 		return nil
 	}
 	var d events.InvoiceDrafted
-	if err := json.Unmarshal(ev.Data, &d); err != nil {
+	var docs recordedDocuments
+	if err := errors.Join(json.Unmarshal(ev.Data, &d), json.Unmarshal(ev.Data, &docs)); err != nil {
 		return fmt.Errorf("invoices: decode %s event %x: %w", ev.Type, ev.ID, err)
 	}
-	docs, err := marshalAll(d.Customer, d.Issuer, d.Lines)
-	if err != nil {
-		return fmt.Errorf("invoices: encode %s: %w", d.InvoiceID, err)
-	}
+	hi, lo := key(ev)
 	batch.Queue(`
 		INSERT INTO invoices (id, company_id, account_id, customer_id, stream_name, customer_name,
 			customer, issuer, currency, language, issue_date, due_date, status, lines,
 			subtotal_minor, tax_minor, total_minor, external_reference, purchase_order_reference,
-			notes, terms, created_at, updated_at, version)
+			notes, terms, created_at, updated_at, version, position_hi, position_lo)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'draft', $13,
-			$14, $15, $16, $17, $18, $19, $20, $21, $21, $22)
+			$14, $15, $16, $17, $18, $19, $20, $21, $21, $22, $23, $24)
 		ON CONFLICT (id) DO NOTHING`,
 		d.InvoiceID, d.CompanyID, d.AccountID, d.CustomerID, ev.Stream, d.CustomerName,
-		docs[0], docs[1], d.Currency, d.Language, d.IssueDate, nullable(d.DueDate), docs[2],
-		d.SubtotalMinor, d.TaxMinor, d.TotalMinor, nullable(d.ExternalReference),
+		[]byte(docs.Customer), []byte(docs.Issuer), d.Currency, d.Language, d.IssueDate, nullable(d.DueDate),
+		[]byte(docs.Lines), d.SubtotalMinor, d.TaxMinor, d.TotalMinor, nullable(d.ExternalReference),
 		nullable(d.PurchaseOrderReference), nullable(d.Notes), nullable(d.Terms),
-		d.CreatedAt, int64(ev.Revision)+1)
+		d.CreatedAt, int64(ev.Revision)+1, hi, lo)
 	return nil
 }
 
-func marshalAll(values ...any) ([][]byte, error) {
-	out := make([][]byte, len(values))
-	for i, v := range values {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = b
-	}
-	return out, nil
+// recordedDocuments are the snapshots and lines exactly as the event holds
+// them: the read model copies them, so no field is lost to a Go struct that
+// does not know it yet.
+type recordedDocuments struct {
+	Customer json.RawMessage `json:"customer"`
+	Issuer   json.RawMessage `json:"issuer"`
+	Lines    json.RawMessage `json:"lines"`
 }

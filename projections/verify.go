@@ -91,8 +91,7 @@ func randomSuffix() string {
 }
 
 // compareTables reports rows that differ between the scratch and the live
-// copy of each table, by id, ignoring seq (identity values burnt by retried
-// batches differ harmlessly).
+// copy of each table, by id, over every column.
 func compareTables(ctx context.Context, pool *pgxpool.Pool, p Projection, scratch string) ([]Finding, error) {
 	var findings []Finding
 	for _, table := range p.Tables() {
@@ -126,12 +125,12 @@ func compareTables(ctx context.Context, pool *pgxpool.Pool, p Projection, scratc
 	return findings, nil
 }
 
-// columns lists a table's columns except seq, quoted, in table order; jsonb
-// compares by value, so key order in stored documents does not matter.
+// columns lists a table's columns, quoted, in table order; jsonb compares by
+// value, so key order in stored documents does not matter.
 func columns(ctx context.Context, pool *pgxpool.Pool, schema, table string) ([]string, error) {
 	rows, err := pool.Query(ctx, `
 		SELECT column_name FROM information_schema.columns
-		WHERE table_schema = $1 AND table_name = $2 AND column_name <> 'seq'
+		WHERE table_schema = $1 AND table_name = $2
 		ORDER BY ordinal_position`, schema, table)
 	if err != nil {
 		return nil, err
@@ -152,7 +151,7 @@ func columns(ctx context.Context, pool *pgxpool.Pool, schema, table string) ([]s
 // verifyInvoiceAmounts recomputes each live invoice's line amounts and
 // totals from quantity, unit amount and tax rate.
 func verifyInvoiceAmounts(ctx context.Context, pool *pgxpool.Pool) ([]Finding, error) {
-	rows, err := pool.Query(ctx, `SELECT id::text, lines, subtotal_minor, tax_minor, total_minor FROM public.invoices ORDER BY seq`)
+	rows, err := pool.Query(ctx, `SELECT id::text, lines, subtotal_minor, tax_minor, total_minor FROM public.invoices ORDER BY position_hi, position_lo`)
 	if err != nil {
 		return nil, fmt.Errorf("read invoices: %w", err)
 	}

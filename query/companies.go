@@ -35,12 +35,15 @@ type CompanyFilter struct {
 	ExternalReference string
 }
 
-const companyColumns = `seq, id::text, legal_name, coalesce(trading_name, ''), address,
+const companyColumns = `position_hi, position_lo, id::text, legal_name, coalesce(trading_name, ''), address,
 	default_currency, default_language, default_payment_terms_days, coalesce(email, ''),
 	coalesce(external_reference, ''), identifiers, archived_at, created_at, updated_at, version`
 
 // Company returns the account's company, archived or not, or ErrNotFound.
 func (s *Store) Company(ctx context.Context, accountID, id string) (Company, error) {
+	if !validID(id) {
+		return Company{}, ErrNotFound
+	}
 	rows, err := s.pool.Query(ctx, `SELECT `+companyColumns+` FROM companies WHERE id = $1 AND account_id = $2`, id, accountID)
 	if err != nil {
 		return Company{}, fmt.Errorf("query company: %w", err)
@@ -62,32 +65,33 @@ func (s *Store) Companies(ctx context.Context, accountID string, f CompanyFilter
 	if err != nil {
 		return Page[Company]{}, err
 	}
-	rows, err := s.pool.Query(ctx, `
-		SELECT `+companyColumns+` FROM companies
-		WHERE account_id = $1 AND archived_at IS NULL AND seq > $2
-		  AND ($3 = '' OR external_reference = $3)
-		ORDER BY seq LIMIT $4`, accountID, after, f.ExternalReference, p.Limit+1)
+	q := &keyset{}
+	q.where("account_id = ?", accountID)
+	q.and("archived_at IS NULL")
+	q.filter("external_reference = ?", f.ExternalReference)
+	sql, args := q.sql(companyColumns, "companies", after, p.Limit)
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return Page[Company]{}, fmt.Errorf("list companies: %w", err)
 	}
-	companies, seqs, err := scanCompanies(rows)
+	companies, keys, err := scanCompanies(rows)
 	if err != nil {
 		return Page[Company]{}, err
 	}
-	return finish(companies, seqs, p.Limit, sc), nil
+	return finish(companies, keys, p.Limit, sc), nil
 }
 
-func scanCompanies(rows pgx.Rows) ([]Company, []int64, error) {
+func scanCompanies(rows pgx.Rows) ([]Company, []rowKey, error) {
 	defer rows.Close()
 	companies := []Company{}
-	var seqs []int64
+	var keys []rowKey
 	for rows.Next() {
 		var (
 			c                    Company
-			seq                  int64
+			k                    rowKey
 			address, identifiers []byte
 		)
-		err := rows.Scan(&seq, &c.ID, &c.LegalName, &c.TradingName, &address, &c.DefaultCurrency,
+		err := rows.Scan(&k.hi, &k.lo, &c.ID, &c.LegalName, &c.TradingName, &address, &c.DefaultCurrency,
 			&c.DefaultLanguage, &c.DefaultPaymentTermsDays, &c.Email, &c.ExternalReference,
 			&identifiers, &c.ArchivedAt, &c.CreatedAt, &c.UpdatedAt, &c.Version)
 		if err != nil {
@@ -97,9 +101,9 @@ func scanCompanies(rows pgx.Rows) ([]Company, []int64, error) {
 			return nil, nil, fmt.Errorf("company %s: %w", c.ID, err)
 		}
 		companies = append(companies, c)
-		seqs = append(seqs, seq)
+		keys = append(keys, k)
 	}
-	return companies, seqs, rows.Err()
+	return companies, keys, rows.Err()
 }
 
 func decodeValues(address []byte, a *events.Address, identifiers []byte, ids *[]events.Identifier) error {

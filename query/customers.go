@@ -30,12 +30,15 @@ type CustomerFilter struct {
 	ExternalReference string
 }
 
-const customerColumns = `seq, id::text, company_id::text, name, address, coalesce(email, ''),
+const customerColumns = `position_hi, position_lo, id::text, company_id::text, name, address, coalesce(email, ''),
 	coalesce(external_reference, ''), identifiers, archived_at, created_at, updated_at, version`
 
 // Customer returns a customer only when it belongs to both the account and
 // the company, archived or not; otherwise ErrNotFound.
 func (s *Store) Customer(ctx context.Context, accountID, companyID, id string) (Customer, error) {
+	if !validID(id) || !validID(companyID) {
+		return Customer{}, ErrNotFound
+	}
 	rows, err := s.pool.Query(ctx, `SELECT `+customerColumns+` FROM customers
 		WHERE id = $1 AND account_id = $2 AND company_id = $3`, id, accountID, companyID)
 	if err != nil {
@@ -58,32 +61,34 @@ func (s *Store) Customers(ctx context.Context, accountID, companyID string, f Cu
 	if err != nil {
 		return Page[Customer]{}, err
 	}
-	rows, err := s.pool.Query(ctx, `
-		SELECT `+customerColumns+` FROM customers
-		WHERE account_id = $1 AND company_id = $2 AND archived_at IS NULL AND seq > $3
-		  AND ($4 = '' OR external_reference = $4)
-		ORDER BY seq LIMIT $5`, accountID, companyID, after, f.ExternalReference, p.Limit+1)
+	q := &keyset{}
+	q.where("account_id = ?", accountID)
+	q.where("company_id = ?::uuid", companyID)
+	q.and("archived_at IS NULL")
+	q.filter("external_reference = ?", f.ExternalReference)
+	sql, args := q.sql(customerColumns, "customers", after, p.Limit)
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return Page[Customer]{}, fmt.Errorf("list customers: %w", err)
 	}
-	customers, seqs, err := scanCustomers(rows)
+	customers, keys, err := scanCustomers(rows)
 	if err != nil {
 		return Page[Customer]{}, err
 	}
-	return finish(customers, seqs, p.Limit, sc), nil
+	return finish(customers, keys, p.Limit, sc), nil
 }
 
-func scanCustomers(rows pgx.Rows) ([]Customer, []int64, error) {
+func scanCustomers(rows pgx.Rows) ([]Customer, []rowKey, error) {
 	defer rows.Close()
 	customers := []Customer{}
-	var seqs []int64
+	var keys []rowKey
 	for rows.Next() {
 		var (
 			c                    Customer
-			seq                  int64
+			k                    rowKey
 			address, identifiers []byte
 		)
-		err := rows.Scan(&seq, &c.ID, &c.CompanyID, &c.Name, &address, &c.Email, &c.ExternalReference,
+		err := rows.Scan(&k.hi, &k.lo, &c.ID, &c.CompanyID, &c.Name, &address, &c.Email, &c.ExternalReference,
 			&identifiers, &c.ArchivedAt, &c.CreatedAt, &c.UpdatedAt, &c.Version)
 		if err != nil {
 			return nil, nil, fmt.Errorf("scan customer: %w", err)
@@ -92,7 +97,7 @@ func scanCustomers(rows pgx.Rows) ([]Customer, []int64, error) {
 			return nil, nil, fmt.Errorf("customer %s: %w", c.ID, err)
 		}
 		customers = append(customers, c)
-		seqs = append(seqs, seq)
+		keys = append(keys, k)
 	}
-	return customers, seqs, rows.Err()
+	return customers, keys, rows.Err()
 }

@@ -42,7 +42,7 @@ type InvoiceFilter struct {
 	CustomerID, ExternalReference, Status string
 }
 
-const summaryColumns = `seq, id::text, company_id::text, customer_id::text, customer_name, currency,
+const summaryColumns = `position_hi, position_lo, id::text, company_id::text, customer_id::text, customer_name, currency,
 	issue_date::text, due_date::text, issued_at, number, status, subtotal_minor, tax_minor, total_minor,
 	created_at, updated_at, version, void_reason, voided_at, coalesce(external_reference, '')`
 
@@ -52,14 +52,17 @@ const fullColumns = summaryColumns + `, customer, issuer, language, lines,
 // Invoice returns an invoice only when it belongs to both the account and
 // the company; otherwise ErrNotFound.
 func (s *Store) Invoice(ctx context.Context, accountID, companyID, id string) (Invoice, error) {
+	if !validID(id) || !validID(companyID) {
+		return Invoice{}, ErrNotFound
+	}
 	var (
 		inv                     Invoice
-		seq                     int64
+		k                       rowKey
 		customer, issuer, lines []byte
 	)
 	err := s.pool.QueryRow(ctx, `SELECT `+fullColumns+` FROM invoices
 		WHERE id = $1 AND account_id = $2 AND company_id = $3`, id, accountID, companyID).
-		Scan(append(summaryTargets(&inv.InvoiceSummary, &seq), &customer, &issuer, &inv.Language, &lines,
+		Scan(append(summaryTargets(&inv.InvoiceSummary, &k), &customer, &issuer, &inv.Language, &lines,
 			&inv.PurchaseOrderReference, &inv.Notes, &inv.Terms)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Invoice{}, ErrNotFound
@@ -74,8 +77,8 @@ func (s *Store) Invoice(ctx context.Context, accountID, companyID, id string) (I
 	return inv, nil
 }
 
-func summaryTargets(i *InvoiceSummary, seq *int64) []any {
-	return []any{seq, &i.ID, &i.CompanyID, &i.CustomerID, &i.CustomerName, &i.Currency, &i.IssueDate,
+func summaryTargets(i *InvoiceSummary, k *rowKey) []any {
+	return []any{&k.hi, &k.lo, &i.ID, &i.CompanyID, &i.CustomerID, &i.CustomerName, &i.Currency, &i.IssueDate,
 		&i.DueDate, &i.IssuedAt, &i.Number, &i.Status, &i.SubtotalMinor, &i.TaxMinor, &i.TotalMinor,
 		&i.CreatedAt, &i.UpdatedAt, &i.Version, &i.VoidReason, &i.VoidedAt, &i.ExternalReference}
 }
@@ -87,41 +90,33 @@ func (s *Store) Invoices(ctx context.Context, accountID, companyID string, f Inv
 	if err != nil {
 		return Page[InvoiceSummary]{}, err
 	}
-	rows, err := s.pool.Query(ctx, `
-		SELECT `+summaryColumns+` FROM invoices
-		WHERE account_id = $1 AND company_id = $2 AND seq > $3
-		  AND ($4::uuid IS NULL OR customer_id = $4::uuid)
-		  AND ($5 = '' OR external_reference = $5)
-		  AND ($6 = '' OR status = $6)
-		ORDER BY seq LIMIT $7`,
-		accountID, companyID, after, optionalUUID(f.CustomerID), f.ExternalReference, f.Status, p.Limit+1)
+	q := &keyset{}
+	q.where("account_id = ?", accountID)
+	q.where("company_id = ?::uuid", companyID)
+	q.filter("customer_id = ?::uuid", f.CustomerID)
+	q.filter("external_reference = ?", f.ExternalReference)
+	q.filter("status = ?", f.Status)
+	sql, args := q.sql(summaryColumns, "invoices", after, p.Limit)
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return Page[InvoiceSummary]{}, fmt.Errorf("list invoices: %w", err)
 	}
 	defer rows.Close()
 	items := []InvoiceSummary{}
-	var seqs []int64
+	var keys []rowKey
 	for rows.Next() {
 		var (
-			i   InvoiceSummary
-			seq int64
+			i InvoiceSummary
+			k rowKey
 		)
-		if err := rows.Scan(summaryTargets(&i, &seq)...); err != nil {
+		if err := rows.Scan(summaryTargets(&i, &k)...); err != nil {
 			return Page[InvoiceSummary]{}, fmt.Errorf("scan invoice: %w", err)
 		}
 		items = append(items, i)
-		seqs = append(seqs, seq)
+		keys = append(keys, k)
 	}
 	if err := rows.Err(); err != nil {
 		return Page[InvoiceSummary]{}, err
 	}
-	return finish(items, seqs, p.Limit, sc), nil
-}
-
-// optionalUUID passes an absent filter as NULL: ” would not cast to uuid.
-func optionalUUID(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
+	return finish(items, keys, p.Limit, sc), nil
 }

@@ -4,9 +4,12 @@
 package query
 
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -21,6 +24,12 @@ type Store struct {
 // New returns a Store on pool.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
+// Page size bounds (the spec's limit parameter).
+const (
+	MinLimit = 1
+	MaxLimit = 100
+)
+
 // PageRequest asks for one page of a list. Limit must be 1..100; After is
 // empty for the first page.
 type PageRequest struct {
@@ -34,23 +43,72 @@ type Page[T any] struct {
 	NextCursor string
 }
 
-// scope binds a cursor to its list and everything that filters it.
+// scope binds a cursor to its list and everything that filters it. Parts
+// are length-prefixed so that no choice of values makes two scopes equal.
 func scope(parts ...string) string {
-	return strings.Join(parts, "\x1f")
+	var b strings.Builder
+	for _, p := range parts {
+		b.Write(binary.BigEndian.AppendUint32(nil, uint32(len(p))))
+		b.WriteString(p)
+	}
+	return b.String()
 }
 
 // finish trims the look-ahead row and sets the next cursor.
-func finish[T any](items []T, seqs []int64, limit int, scope string) Page[T] {
+func finish[T any](items []T, keys []rowKey, limit int, scope string) Page[T] {
 	if len(items) <= limit {
 		return Page[T]{Items: items}
 	}
-	return Page[T]{Items: items[:limit], NextCursor: encodeCursor(scope, seqs[limit-1])}
+	return Page[T]{Items: items[:limit], NextCursor: encodeCursor(scope, keys[limit-1])}
 }
 
-// after decodes the page's cursor into the seq to continue after.
-func (p PageRequest) after(scope string) (int64, error) {
+// after checks the page size and decodes the cursor into the key to
+// continue after.
+func (p PageRequest) after(scope string) (rowKey, error) {
+	if p.Limit < MinLimit || p.Limit > MaxLimit {
+		return rowKey{}, fmt.Errorf("query: page limit %d outside %d..%d", p.Limit, MinLimit, MaxLimit)
+	}
 	if p.After == "" {
-		return 0, nil
+		return rowKey{}, nil
 	}
 	return decodeCursor(scope, p.After)
+}
+
+// keyset builds a list query's WHERE clause: fixed conditions, the filters
+// that are set (absent ones leave the SQL, so each combination gets a plan
+// that uses its index), and the keyset condition.
+type keyset struct {
+	conds []string
+	args  []any
+}
+
+func (k *keyset) where(cond string, arg any) {
+	k.args = append(k.args, arg)
+	k.conds = append(k.conds, strings.ReplaceAll(cond, "?", fmt.Sprintf("$%d", len(k.args))))
+}
+
+// and adds a condition without arguments.
+func (k *keyset) and(cond string) { k.conds = append(k.conds, cond) }
+
+// filter adds cond only when value is set.
+func (k *keyset) filter(cond, value string) {
+	if value != "" {
+		k.where(cond, value)
+	}
+}
+
+// sql returns the query for one page after key, with a look-ahead row.
+func (k *keyset) sql(columns, table string, after rowKey, limit int) (string, []any) {
+	n := len(k.args)
+	k.args = append(k.args, after.hi, after.lo, limit+1)
+	k.conds = append(k.conds, fmt.Sprintf("(position_hi, position_lo) > ($%d, $%d)", n+1, n+2))
+	return fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY position_hi, position_lo LIMIT $%d",
+		columns, table, strings.Join(k.conds, " AND "), n+3), k.args
+}
+
+// validID reports whether id can name a row; anything else is not found
+// rather than a database error.
+func validID(id string) bool {
+	_, err := uuid.Parse(id)
+	return err == nil
 }

@@ -59,7 +59,8 @@ func (f *fixture) apply(p projections.Projection, typ string, payload any) {
 	}
 	f.n++
 	stream := fmt.Sprintf("%s-%d", p.Name(), f.n)
-	ev := events.RecordedEvent{ID: events.EventID(stream, 0), Type: typ, Data: data, Metadata: []byte(`{}`), Stream: stream}
+	ev := events.RecordedEvent{ID: events.EventID(stream, 0), Type: typ, Data: data, Metadata: []byte(`{}`), Stream: stream,
+		Position: events.NewPosition(1000, uint64(f.n))} // projections apply in global order
 	ctx := context.Background()
 	err = pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
@@ -544,8 +545,9 @@ func TestATamperedCursorIsInvalid(t *testing.T) {
 	l := w.store.customerList("acme", w.a.CompanyID, CustomerFilter{ExternalReference: "erp-1"})
 	good := cursorOf(t, l)
 	sc := scope("customers", "acme", w.a.CompanyID, "erp-1")
-	signed := func(version byte, seq uint64) string {
-		body := append([]byte{version}, binary.BigEndian.AppendUint64(nil, seq)...)
+	signed := func(version byte, hi uint64) string {
+		body := append([]byte{version}, binary.BigEndian.AppendUint64(nil, hi)...)
+		body = binary.BigEndian.AppendUint64(body, 1)
 		return base64.RawURLEncoding.EncodeToString(append(body, cursorCheck(sc, body)...))
 	}
 	if _, _, err := l(PageRequest{After: signed(cursorVersion, 1), Limit: 1}); err != nil {

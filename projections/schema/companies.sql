@@ -2,11 +2,13 @@
 -- with search_path set to the schema being built (public for a new database,
 -- a shadow schema during a rebuild).
 --
--- seq is the projection order: the projector is the only writer and commits
--- batches one after another, so seq values become visible in increasing
--- order and keyset pages on seq never skip a row that is being added.
+-- (position_hi, position_lo) is the creating event's global position, the
+-- key of every keyset page. The projector applies events in that order, one
+-- batch after another, so pages never skip a row that is being added; and a
+-- rebuild reproduces the same keys, so cursors survive it.
 CREATE TABLE companies (
-	seq                        bigint      GENERATED ALWAYS AS IDENTITY UNIQUE,
+	position_hi                bigint      NOT NULL,
+	position_lo                bigint      NOT NULL,
 	id                         uuid        PRIMARY KEY,
 	account_id                 text        NOT NULL,
 	stream_name                text        NOT NULL UNIQUE,
@@ -22,8 +24,9 @@ CREATE TABLE companies (
 	archived_at                timestamptz,
 	created_at                 timestamptz NOT NULL,
 	updated_at                 timestamptz NOT NULL,
-	version                    integer     NOT NULL
+	version                    integer     NOT NULL,
+	UNIQUE (position_hi, position_lo)
 );
 
-CREATE INDEX companies_active_by_account ON companies (account_id, seq) WHERE archived_at IS NULL;
-CREATE INDEX companies_active_by_reference ON companies (account_id, external_reference, seq) WHERE archived_at IS NULL;
+CREATE INDEX companies_active_by_account ON companies (account_id, position_hi, position_lo) WHERE archived_at IS NULL;
+CREATE INDEX companies_active_by_reference ON companies (account_id, external_reference, position_hi, position_lo) WHERE archived_at IS NULL;

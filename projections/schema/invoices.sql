@@ -2,7 +2,8 @@
 -- Snapshots and lines are stored as the event recorded them (JSONB); the
 -- amounts are copied, never recomputed.
 CREATE TABLE invoices (
-	seq                      bigint      GENERATED ALWAYS AS IDENTITY UNIQUE,
+	position_hi              bigint      NOT NULL,
+	position_lo              bigint      NOT NULL,
 	id                       uuid        PRIMARY KEY,
 	company_id               uuid        NOT NULL,
 	account_id               text        NOT NULL,
@@ -30,10 +31,11 @@ CREATE TABLE invoices (
 	terms                    text,
 	created_at               timestamptz NOT NULL,
 	updated_at               timestamptz NOT NULL,
-	version                  integer     NOT NULL
+	version                  integer     NOT NULL,
+	UNIQUE (position_hi, position_lo)
 );
 
-CREATE INDEX invoices_by_company ON invoices (account_id, company_id, seq);
-CREATE INDEX invoices_by_customer ON invoices (account_id, company_id, customer_id, seq);
-CREATE INDEX invoices_by_reference ON invoices (account_id, company_id, external_reference, seq);
-CREATE INDEX invoices_by_status ON invoices (account_id, company_id, status, seq);
+CREATE INDEX invoices_by_company ON invoices (account_id, company_id, position_hi, position_lo);
+CREATE INDEX invoices_by_customer ON invoices (account_id, company_id, customer_id, position_hi, position_lo);
+CREATE INDEX invoices_by_reference ON invoices (account_id, company_id, external_reference, position_hi, position_lo);
+CREATE INDEX invoices_by_status ON invoices (account_id, company_id, status, position_hi, position_lo);
