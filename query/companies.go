@@ -44,41 +44,16 @@ func (s *Store) Company(ctx context.Context, accountID, id string) (Company, err
 	if !validID(id) {
 		return Company{}, ErrNotFound
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+companyColumns+` FROM companies WHERE id = $1 AND account_id = $2`, id, accountID)
-	if err != nil {
-		return Company{}, fmt.Errorf("query company: %w", err)
-	}
-	companies, _, err := scanCompanies(rows)
-	if err != nil {
-		return Company{}, err
-	}
-	if len(companies) == 0 {
-		return Company{}, ErrNotFound
-	}
-	return companies[0], nil
+	return one(ctx, s.pool, scanCompanies, `SELECT `+companyColumns+` FROM companies WHERE id = $1 AND account_id = $2`, id, accountID)
 }
 
 // Companies lists the account's active companies in creation order.
 func (s *Store) Companies(ctx context.Context, accountID string, f CompanyFilter, p PageRequest) (Page[Company], error) {
-	sc := scope("companies", accountID, f.ExternalReference)
-	after, err := p.after(sc)
-	if err != nil {
-		return Page[Company]{}, err
-	}
 	q := &keyset{}
 	q.where("account_id = ?", accountID)
 	q.and("archived_at IS NULL")
 	q.filter("external_reference = ?", f.ExternalReference)
-	sql, args := q.sql(companyColumns, "companies", after, p.Limit)
-	rows, err := s.pool.Query(ctx, sql, args...)
-	if err != nil {
-		return Page[Company]{}, fmt.Errorf("list companies: %w", err)
-	}
-	companies, keys, err := scanCompanies(rows)
-	if err != nil {
-		return Page[Company]{}, err
-	}
-	return finish(companies, keys, p.Limit, sc), nil
+	return page(ctx, s.pool, scanCompanies, scope("companies", accountID, f.ExternalReference), p, q, companyColumns, "companies")
 }
 
 func scanCompanies(rows pgx.Rows) ([]Company, []rowKey, error) {

@@ -39,43 +39,18 @@ func (s *Store) Customer(ctx context.Context, accountID, companyID, id string) (
 	if !validID(id) || !validID(companyID) {
 		return Customer{}, ErrNotFound
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+customerColumns+` FROM customers
+	return one(ctx, s.pool, scanCustomers, `SELECT `+customerColumns+` FROM customers
 		WHERE id = $1 AND account_id = $2 AND company_id = $3`, id, accountID, companyID)
-	if err != nil {
-		return Customer{}, fmt.Errorf("query customer: %w", err)
-	}
-	customers, _, err := scanCustomers(rows)
-	if err != nil {
-		return Customer{}, err
-	}
-	if len(customers) == 0 {
-		return Customer{}, ErrNotFound
-	}
-	return customers[0], nil
 }
 
 // Customers lists a company's active customers in creation order.
 func (s *Store) Customers(ctx context.Context, accountID, companyID string, f CustomerFilter, p PageRequest) (Page[Customer], error) {
-	sc := scope("customers", accountID, companyID, f.ExternalReference)
-	after, err := p.after(sc)
-	if err != nil {
-		return Page[Customer]{}, err
-	}
 	q := &keyset{}
 	q.where("account_id = ?", accountID)
 	q.where("company_id = ?::uuid", companyID)
 	q.and("archived_at IS NULL")
 	q.filter("external_reference = ?", f.ExternalReference)
-	sql, args := q.sql(customerColumns, "customers", after, p.Limit)
-	rows, err := s.pool.Query(ctx, sql, args...)
-	if err != nil {
-		return Page[Customer]{}, fmt.Errorf("list customers: %w", err)
-	}
-	customers, keys, err := scanCustomers(rows)
-	if err != nil {
-		return Page[Customer]{}, err
-	}
-	return finish(customers, keys, p.Limit, sc), nil
+	return page(ctx, s.pool, scanCustomers, scope("customers", accountID, companyID, f.ExternalReference), p, q, customerColumns, "customers")
 }
 
 func scanCustomers(rows pgx.Rows) ([]Customer, []rowKey, error) {

@@ -85,22 +85,17 @@ func summaryTargets(i *InvoiceSummary, k *rowKey) []any {
 
 // Invoices lists a company's invoices in creation order, summary form.
 func (s *Store) Invoices(ctx context.Context, accountID, companyID string, f InvoiceFilter, p PageRequest) (Page[InvoiceSummary], error) {
-	sc := scope("invoices", accountID, companyID, f.CustomerID, f.ExternalReference, f.Status)
-	after, err := p.after(sc)
-	if err != nil {
-		return Page[InvoiceSummary]{}, err
-	}
 	q := &keyset{}
 	q.where("account_id = ?", accountID)
 	q.where("company_id = ?::uuid", companyID)
 	q.filter("customer_id = ?::uuid", f.CustomerID)
 	q.filter("external_reference = ?", f.ExternalReference)
 	q.filter("status = ?", f.Status)
-	sql, args := q.sql(summaryColumns, "invoices", after, p.Limit)
-	rows, err := s.pool.Query(ctx, sql, args...)
-	if err != nil {
-		return Page[InvoiceSummary]{}, fmt.Errorf("list invoices: %w", err)
-	}
+	sc := scope("invoices", accountID, companyID, f.CustomerID, f.ExternalReference, f.Status)
+	return page(ctx, s.pool, scanSummaries, sc, p, q, summaryColumns, "invoices")
+}
+
+func scanSummaries(rows pgx.Rows) ([]InvoiceSummary, []rowKey, error) {
 	defer rows.Close()
 	items := []InvoiceSummary{}
 	var keys []rowKey
@@ -110,13 +105,10 @@ func (s *Store) Invoices(ctx context.Context, accountID, companyID string, f Inv
 			k rowKey
 		)
 		if err := rows.Scan(summaryTargets(&i, &k)...); err != nil {
-			return Page[InvoiceSummary]{}, fmt.Errorf("scan invoice: %w", err)
+			return nil, nil, fmt.Errorf("scan invoice: %w", err)
 		}
 		items = append(items, i)
 		keys = append(keys, k)
 	}
-	if err := rows.Err(); err != nil {
-		return Page[InvoiceSummary]{}, err
-	}
-	return finish(items, keys, p.Limit, sc), nil
+	return items, keys, rows.Err()
 }

@@ -4,12 +4,14 @@
 package query
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -111,4 +113,42 @@ func (k *keyset) sql(columns, table string, after rowKey, limit int) (string, []
 func validID(id string) bool {
 	_, err := uuid.Parse(id)
 	return err == nil
+}
+
+// scanner reads a result set into items and their keyset keys.
+type scanner[T any] func(pgx.Rows) ([]T, []rowKey, error)
+
+// one runs a get and returns its single row, or ErrNotFound.
+func one[T any](ctx context.Context, pool *pgxpool.Pool, scan scanner[T], sql string, args ...any) (T, error) {
+	var zero T
+	rows, err := pool.Query(ctx, sql, args...)
+	if err != nil {
+		return zero, fmt.Errorf("query: %w", err)
+	}
+	items, _, err := scan(rows)
+	if err != nil {
+		return zero, err
+	}
+	if len(items) == 0 {
+		return zero, ErrNotFound
+	}
+	return items[0], nil
+}
+
+// page runs one page of the list q describes, within scope sc.
+func page[T any](ctx context.Context, pool *pgxpool.Pool, scan scanner[T], sc string, p PageRequest, q *keyset, columns, table string) (Page[T], error) {
+	after, err := p.after(sc)
+	if err != nil {
+		return Page[T]{}, err
+	}
+	sql, args := q.sql(columns, table, after, p.Limit)
+	rows, err := pool.Query(ctx, sql, args...)
+	if err != nil {
+		return Page[T]{}, fmt.Errorf("list %s: %w", table, err)
+	}
+	items, keys, err := scan(rows)
+	if err != nil {
+		return Page[T]{}, err
+	}
+	return finish(items, keys, p.Limit, sc), nil
 }
