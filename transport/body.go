@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"unicode/utf8"
 )
 
 // readObject reads a create's body: it must be JSON by Content-Type (415),
@@ -27,6 +28,11 @@ func readObject(r *http.Request, maxBytes int64) (map[string]any, error) {
 	}
 	if int64(len(raw)) > maxBytes {
 		return nil, errPayloadTooLarge{limit: maxBytes}
+	}
+	if !utf8.Valid(raw) {
+		// encoding/json would quietly turn bad bytes into U+FFFD and store
+		// text the client never sent.
+		return nil, fmt.Errorf("%w: the body is not valid UTF-8", errMalformedBody)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()

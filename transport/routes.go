@@ -51,16 +51,15 @@ func (s *server) routes() *mux.Router {
 	r.Handle("/readyz", s.adapt(s.readyz)).Methods(http.MethodGet)
 	r.Handle("/v1/openapi.yaml", s.adapt(s.openAPI)).Methods(http.MethodGet)
 
-	v1 := r.PathPrefix("/v1").Subrouter()
-	v1.Handle("/companies", s.write(s.createCompany)).Methods(http.MethodPost)
-	v1.Handle("/companies", s.read(s.listCompanies)).Methods(http.MethodGet)
-	v1.Handle("/companies/{company_id}", s.read(s.getCompany)).Methods(http.MethodGet)
-	v1.Handle("/companies/{company_id}/customers", s.write(createUnder(s, s.Commands.CreateCustomer, customerFromEvent))).Methods(http.MethodPost)
-	v1.Handle("/companies/{company_id}/customers", s.read(s.listCustomers)).Methods(http.MethodGet)
-	v1.Handle("/companies/{company_id}/customers/{customer_id}", s.read(getUnder("customer_id", s.Queries.Customer, customerFromQuery))).Methods(http.MethodGet)
-	v1.Handle("/companies/{company_id}/invoices", s.write(createUnder(s, s.Commands.CreateInvoice, invoiceFromEvent))).Methods(http.MethodPost)
-	v1.Handle("/companies/{company_id}/invoices", s.read(s.listInvoices)).Methods(http.MethodGet)
-	v1.Handle("/companies/{company_id}/invoices/{invoice_id}", s.read(getUnder("invoice_id", s.Queries.Invoice, invoiceFromQuery))).Methods(http.MethodGet)
+	r.Handle("/v1/companies", s.write(s.createCompany)).Methods(http.MethodPost)
+	r.Handle("/v1/companies", s.read(s.listCompanies)).Methods(http.MethodGet)
+	r.Handle("/v1/companies/{company_id}", s.read(s.getCompany)).Methods(http.MethodGet)
+	r.Handle("/v1/companies/{company_id}/customers", s.write(createUnder(s, s.Commands.CreateCustomer, customerFromEvent))).Methods(http.MethodPost)
+	r.Handle("/v1/companies/{company_id}/customers", s.read(s.listCustomers)).Methods(http.MethodGet)
+	r.Handle("/v1/companies/{company_id}/customers/{customer_id}", s.read(getUnder("customer_id", s.Queries.Customer, customerFromQuery))).Methods(http.MethodGet)
+	r.Handle("/v1/companies/{company_id}/invoices", s.write(createUnder(s, s.Commands.CreateInvoice, invoiceFromEvent))).Methods(http.MethodPost)
+	r.Handle("/v1/companies/{company_id}/invoices", s.read(s.listInvoices)).Methods(http.MethodGet)
+	r.Handle("/v1/companies/{company_id}/invoices/{invoice_id}", s.read(getUnder("invoice_id", s.Queries.Invoice, invoiceFromQuery))).Methods(http.MethodGet)
 	return r
 }
 

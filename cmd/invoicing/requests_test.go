@@ -24,6 +24,7 @@ func TestMalformedRequestsAre400(t *testing.T) {
 		{"idempotency-key of 256 characters", strings.Repeat("k", 256), minimalCompany},
 		{"idempotency-key with a space", "has a space", minimalCompany},
 		{"idempotency-key with non-ASCII", "schlüssel-1", minimalCompany},
+		{"a body that is not UTF-8", "malformed-6", strings.Replace(minimalCompany, "Acme", "\xff", 1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,4 +116,25 @@ func TestEveryResponseCarriesTheRequestID(t *testing.T) {
 		t.Error("a 401 has no X-Request-Id")
 	}
 	errorCode(t, res)
+}
+
+func TestUnknownRoutesAndMethods(t *testing.T) {
+	s := newService(t)
+	tok := token(t, "acme")
+	tests := []struct {
+		method, path string
+		want         int
+	}{
+		{http.MethodDelete, "/v1/companies", http.StatusMethodNotAllowed},
+		{http.MethodPut, "/v1/companies/" + uuid.NewString(), http.StatusMethodNotAllowed},
+		{http.MethodGet, "/v2/companies", http.StatusNotFound},
+		{http.MethodGet, "/v1/nothing", http.StatusNotFound},
+	}
+	for _, tt := range tests {
+		res := s.do(t, request{method: tt.method, path: tt.path, token: tok})
+		if res.status != tt.want {
+			t.Errorf("%s %s = %d, want %d", tt.method, tt.path, res.status, tt.want)
+		}
+		errorCode(t, res)
+	}
 }

@@ -1,13 +1,15 @@
-// Package auth verifies bearer JWT access tokens (DESIGN.md §5): algorithms,
-// issuer, audience, expiry and leeway are pinned once at start-up.
+// Package auth verifies bearer JWT access tokens (DESIGN.md §5). Algorithms,
+// issuer, audience, required expiry and leeway are pinned once, at start-up,
+// in NewVerifier; Verify then only reads.
 package auth
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
+	"net/url"
 	"strings"
 	"time"
 
@@ -15,83 +17,71 @@ import (
 )
 
 // ErrUnauthenticated is wrapped by every reason a token is not accepted:
-// missing, garbled, bad signature, disallowed algorithm, expired, not yet
-// valid, wrong issuer or audience.
+// missing or garbled, bad signature, disallowed algorithm, expired, not yet
+// valid, wrong issuer or audience, no usable key. Transport maps it to 401.
 var ErrUnauthenticated = errors.New("unauthenticated")
 
-// ErrForbidden means a valid token that names no account.
+// ErrForbidden is wrapped when a token is valid but names no account: its
+// account claim is missing, empty or not a string. Transport maps it to 403.
 var ErrForbidden = errors.New("forbidden")
 
-// Scopes of this service.
 const (
-	ScopeRead  = "invoicing:read"
-	ScopeWrite = "invoicing:write"
+	// leeway absorbs clock skew between the token issuer and this service.
+	leeway = 60 * time.Second
+	// defaultOrgClaim names the account claim when Config.OrgClaim is empty.
+	defaultOrgClaim = "org_id"
+	// minSecretLen is RFC 7518 §3.2's floor for HS256: a key as long as the
+	// hash output. Shorter secrets are brute-forceable from one token.
+	minSecretLen = 32
+	// fetchTimeout bounds a JWKS fetch even when Config.HTTPClient has none.
+	fetchTimeout = 10 * time.Second
 )
-
-// leeway absorbs clock skew between the issuer and this service.
-const leeway = 60 * time.Second
 
 // Config is built by cmd from the environment; this package reads none.
 type Config struct {
-	HS256Secret []byte // development and tests; empty disables HS256
-	JWKSURL     string // RS256, ES256, EdDSA keys; empty disables them
-	Issuer      string // checked when set
-	Audience    string // checked when set
-	OrgClaim    string // the account claim; default "org_id"
-	HTTPClient  *http.Client
-	Now         func() time.Time
+	HS256Secret []byte           // AUTH_HS256_SECRET, development and tests; empty disables HS256
+	JWKSURL     string           // AUTH_JWKS_URL; RS256, ES256 and EdDSA keys; empty disables them
+	Issuer      string           // AUTH_ISSUER; checked when non-empty
+	Audience    string           // AUTH_AUDIENCE; checked when non-empty
+	OrgClaim    string           // AUTH_ORG_CLAIM; default "org_id"
+	HTTPClient  *http.Client     // fetches the JWKS; default a client with a 10 s timeout
+	Now         func() time.Time // default time.Now
 }
 
-// Principal is the verified caller.
-type Principal struct {
-	AccountID string
-	Subject   string
-	ClientID  string
-	Scopes    []string
-}
-
-// HasScope reports whether the token grants scope s.
-func (p Principal) HasScope(s string) bool { return slices.Contains(p.Scopes, s) }
-
-// CanRead reports whether the principal may read: read or write scope.
-func (p Principal) CanRead() bool { return p.HasScope(ScopeRead) || p.HasScope(ScopeWrite) }
-
-// CanWrite reports whether the principal may create.
-func (p Principal) CanWrite() bool { return p.HasScope(ScopeWrite) }
-
-// Verifier checks tokens.
+// Verifier checks bearer tokens. It is safe for concurrent use.
 type Verifier struct {
-	cfg    Config
-	parser *jwt.Parser
-	jwks   *keySet
+	secret   []byte
+	orgClaim string
+	parser   *jwt.Parser
+	jwks     *keySet // nil when no JWKS URL is configured
 }
 
-// NewVerifier returns a verifier; at least one key source is required.
+// NewVerifier returns a verifier for cfg. It fails when neither an HS256
+// secret nor a JWKS URL is configured, when the secret is shorter than 32
+// bytes, or when the JWKS URL is not an absolute http(s) URL, so that a bad
+// configuration stops start-up instead of refusing every request.
 func NewVerifier(cfg Config) (*Verifier, error) {
-	if len(cfg.HS256Secret) == 0 && cfg.JWKSURL == "" {
-		return nil, errors.New("auth: configure a JWKS URL or an HS256 secret")
+	cfg, err := withDefaults(cfg)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.OrgClaim == "" {
-		cfg.OrgClaim = "org_id"
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
-	}
+	v := &Verifier{secret: bytes.Clone(cfg.HS256Secret), orgClaim: cfg.OrgClaim}
 	var methods []string
-	if len(cfg.HS256Secret) > 0 {
+	if len(v.secret) > 0 {
 		methods = append(methods, jwt.SigningMethodHS256.Alg())
 	}
-	v := &Verifier{cfg: cfg}
 	if cfg.JWKSURL != "" {
 		methods = append(methods, jwt.SigningMethodRS256.Alg(), jwt.SigningMethodES256.Alg(), jwt.SigningMethodEdDSA.Alg())
 		v.jwks = newKeySet(cfg.JWKSURL, cfg.HTTPClient, cfg.Now)
 	}
+	// "none" is never in methods, so an unsigned token fails here whatever
+	// else is configured.
 	opts := []jwt.ParserOption{
-		jwt.WithValidMethods(methods), jwt.WithExpirationRequired(), jwt.WithLeeway(leeway),
-		jwt.WithIssuedAt(), jwt.WithTimeFunc(cfg.Now),
+		jwt.WithValidMethods(methods),
+		jwt.WithExpirationRequired(),
+		jwt.WithLeeway(leeway),
+		jwt.WithIssuedAt(),
+		jwt.WithTimeFunc(cfg.Now),
 	}
 	if cfg.Issuer != "" {
 		opts = append(opts, jwt.WithIssuer(cfg.Issuer))
@@ -103,72 +93,74 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 	return v, nil
 }
 
-// ParseBearer extracts the token of an Authorization header value.
+// withDefaults validates cfg and fills in its defaults.
+func withDefaults(cfg Config) (Config, error) {
+	if len(cfg.HS256Secret) == 0 && cfg.JWKSURL == "" {
+		return cfg, errors.New("auth: configure a JWKS URL or an HS256 secret")
+	}
+	if n := len(cfg.HS256Secret); n > 0 && n < minSecretLen {
+		return cfg, fmt.Errorf("auth: the HS256 secret has %d bytes, want at least %d", n, minSecretLen)
+	}
+	if cfg.JWKSURL != "" {
+		u, err := url.Parse(cfg.JWKSURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return cfg, fmt.Errorf("auth: the JWKS URL %q is not an absolute http(s) URL", cfg.JWKSURL)
+		}
+	}
+	if cfg.OrgClaim == "" {
+		cfg.OrgClaim = defaultOrgClaim
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: fetchTimeout}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return cfg, nil
+}
+
+// ParseBearer extracts the token from an Authorization header value of the
+// form "Bearer <token>" (scheme case-insensitive, RFC 6750 §2.1). The error
+// wraps ErrUnauthenticated when the header is missing or garbled.
 func ParseBearer(header string) (string, error) {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	header = strings.TrimSpace(header)
 	if header == "" {
 		return "", fmt.Errorf("%w: no Authorization header", ErrUnauthenticated)
 	}
+	scheme, token, _ := strings.Cut(header, " ")
 	token = strings.TrimSpace(token)
-	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+	if !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
 		return "", fmt.Errorf("%w: Authorization is not a bearer token", ErrUnauthenticated)
 	}
 	return token, nil
 }
 
-// Verify checks the token and returns its principal.
-func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
+// Verify checks rawToken's signature and claims and returns its principal.
+// Every failure wraps ErrUnauthenticated, except a valid token without an
+// account, which wraps ErrForbidden. Scope checks are left to the caller
+// (Principal.CanRead, Principal.CanWrite) because they depend on the operation.
+func (v *Verifier) Verify(ctx context.Context, rawToken string) (Principal, error) {
 	claims := jwt.MapClaims{}
-	_, err := v.parser.ParseWithClaims(raw, claims, func(t *jwt.Token) (any, error) {
+	_, err := v.parser.ParseWithClaims(rawToken, claims, func(t *jwt.Token) (any, error) {
 		return v.key(ctx, t)
 	})
 	if err != nil {
 		return Principal{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
 	}
-	return v.principal(claims)
+	return principalOf(claims, v.orgClaim)
 }
 
+// key picks the verification key. The parser has already refused any
+// algorithm outside the configured set, so the branch on alg cannot let a
+// token choose an HMAC over a public key (algorithm confusion).
 func (v *Verifier) key(ctx context.Context, t *jwt.Token) (any, error) {
-	if t.Method.Alg() == jwt.SigningMethodHS256.Alg() {
-		return v.cfg.HS256Secret, nil
+	alg := t.Method.Alg()
+	if alg == jwt.SigningMethodHS256.Alg() && len(v.secret) > 0 {
+		return v.secret, nil
 	}
 	if v.jwks == nil {
-		return nil, errors.New("no key source for this algorithm")
+		return nil, fmt.Errorf("no key for algorithm %s", alg)
 	}
 	kid, _ := t.Header["kid"].(string)
-	return v.jwks.key(ctx, kid, t.Method.Alg())
-}
-
-func (v *Verifier) principal(claims jwt.MapClaims) (Principal, error) {
-	account, _ := claims[v.cfg.OrgClaim].(string)
-	if account == "" {
-		return Principal{}, fmt.Errorf("%w: the token has no %q claim", ErrForbidden, v.cfg.OrgClaim)
-	}
-	p := Principal{AccountID: account, Scopes: scopes(claims)}
-	p.Subject, _ = claims["sub"].(string)
-	if azp, ok := claims["azp"].(string); ok {
-		p.ClientID = azp
-	} else {
-		p.ClientID, _ = claims["client_id"].(string)
-	}
-	return p, nil
-}
-
-// scopes reads "scope" (space separated) and "scp" (array or string).
-func scopes(claims jwt.MapClaims) []string {
-	var out []string
-	if s, ok := claims["scope"].(string); ok {
-		out = append(out, strings.Fields(s)...)
-	}
-	switch scp := claims["scp"].(type) {
-	case string:
-		out = append(out, strings.Fields(scp)...)
-	case []any:
-		for _, s := range scp {
-			if str, ok := s.(string); ok {
-				out = append(out, str)
-			}
-		}
-	}
-	return out
+	return v.jwks.key(ctx, kid, alg)
 }

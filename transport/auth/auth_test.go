@@ -2,170 +2,241 @@ package auth
 
 import (
 	"context"
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"math/big"
-	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 )
 
-var b64 = base64.RawURLEncoding.EncodeToString
-
-func jwkOf(t *testing.T, kid string, pub crypto.PublicKey) map[string]any {
-	t.Helper()
-	switch k := pub.(type) {
-	case *rsa.PublicKey:
-		return map[string]any{"kty": "RSA", "kid": kid, "n": b64(k.N.Bytes()), "e": b64(big.NewInt(int64(k.E)).Bytes())}
-	case *ecdsa.PublicKey:
-		return map[string]any{"kty": "EC", "kid": kid, "crv": "P-256", "x": b64(k.X.FillBytes(make([]byte, 32))), "y": b64(k.Y.FillBytes(make([]byte, 32)))}
-	case ed25519.PublicKey:
-		return map[string]any{"kty": "OKP", "kid": kid, "crv": "Ed25519", "x": b64(k)}
+func TestVerifyHS256ReturnsThePrincipal(t *testing.T) {
+	c := validClaims(t0)
+	c["scope"] = "invoicing:read invoicing:write"
+	c["azp"] = "cli"
+	got, err := hsVerifier(t).Verify(context.Background(), hs256(t, c))
+	if err != nil {
+		t.Fatalf("Verify: %v", err)
 	}
-	t.Fatalf("unsupported key %T", pub)
-	return nil
+	want := Principal{AccountID: "acme", Subject: "user-1", ClientID: "cli", Scopes: []string{ScopeRead, ScopeWrite}}
+	if !reflect.DeepEqual(want, got) {
+		t.Errorf("principal (-want +got):\n-%+v\n+%+v", want, got)
+	}
 }
 
-// jwksServer serves the keys in *set and counts fetches.
-func jwksServer(t *testing.T, set *atomic.Value, hits *atomic.Int32) string {
+// noneToken builds an unsigned token by hand, as an attacker would.
+func noneToken(t *testing.T, claims jwt.MapClaims, sig string) string {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		hits.Add(1)
-		json.NewEncoder(w).Encode(map[string]any{"keys": set.Load()})
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
-func sign(t *testing.T, method jwt.SigningMethod, kid string, key any, claims jwt.MapClaims) string {
-	t.Helper()
-	tok := jwt.NewWithClaims(method, claims)
-	if kid != "" {
-		tok.Header["kid"] = kid
-	}
-	s, err := tok.SignedString(key)
+	payload, err := json.Marshal(claims)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	// {"alg":"none","typ":"JWT"}
+	return "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0." + b64(payload) + "." + sig
 }
 
-func claims(now time.Time) jwt.MapClaims {
-	return jwt.MapClaims{"sub": "svc", "org_id": "acme", "scp": []string{ScopeWrite}, "azp": "client-7", "exp": now.Add(time.Hour).Unix()}
-}
-
-func TestJWKSAlgorithms(t *testing.T) {
-	rsaKey, _ := rsa.GenerateKey(rand.Reader, 2048)
-	ecKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	edPub, edKey, _ := ed25519.GenerateKey(rand.Reader)
-	var set atomic.Value
-	set.Store([]any{jwkOf(t, "r", &rsaKey.PublicKey), jwkOf(t, "e", &ecKey.PublicKey), jwkOf(t, "d", edPub)})
-	var hits atomic.Int32
-	v, err := NewVerifier(Config{JWKSURL: jwksServer(t, &set, &hits)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
+func TestVerifyRefusesForgedTokens(t *testing.T) {
+	otherSecret := []byte("another-secret-of-at-least-32-bytes")
 	tests := []struct {
-		name   string
-		method jwt.SigningMethod
-		kid    string
-		key    any
+		name  string
+		token func(t *testing.T) string
 	}{
-		{"RS256", jwt.SigningMethodRS256, "r", rsaKey},
-		{"ES256", jwt.SigningMethodES256, "e", ecKey},
-		{"EdDSA", jwt.SigningMethodEdDSA, "d", edKey},
+		{"a signature by another secret is refused", func(t *testing.T) string {
+			return sign(t, jwt.SigningMethodHS256, "", otherSecret, validClaims(t0))
+		}},
+		{"a tampered payload is refused", func(t *testing.T) string {
+			parts := strings.Split(hs256(t, validClaims(t0)), ".")
+			c := validClaims(t0)
+			c["org_id"] = "victim"
+			payload, _ := json.Marshal(c)
+			return parts[0] + "." + b64(payload) + "." + parts[2]
+		}},
+		{"alg none without a signature is refused", func(t *testing.T) string {
+			return noneToken(t, validClaims(t0), "")
+		}},
+		{"alg none with a signature is refused", func(t *testing.T) string {
+			return noneToken(t, validClaims(t0), b64([]byte("whatever")))
+		}},
+		{"HS512 is not an allowed algorithm even with the right secret", func(t *testing.T) string {
+			return sign(t, jwt.SigningMethodHS512, "", testSecret, validClaims(t0))
+		}},
+		{"garbage is refused", func(*testing.T) string { return "not.a.jwt" }},
+		{"an empty token is refused", func(*testing.T) string { return "" }},
 	}
+	v := hsVerifier(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := v.Verify(context.Background(), sign(t, tt.method, tt.kid, tt.key, claims(now)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p.AccountID != "acme" || p.Subject != "svc" || p.ClientID != "client-7" || !p.CanWrite() || !p.CanRead() {
-				t.Errorf("principal = %+v", p)
+			_, err := v.Verify(context.Background(), tt.token(t))
+			if !errors.Is(err, ErrUnauthenticated) {
+				t.Errorf("Verify = %v, want ErrUnauthenticated", err)
 			}
 		})
 	}
-	if hits.Load() != 1 {
-		t.Errorf("JWKS fetched %d times, want once (cached)", hits.Load())
-	}
-	if _, err := v.Verify(context.Background(), sign(t, jwt.SigningMethodHS256, "", []byte("secret"), claims(now))); !errors.Is(err, ErrUnauthenticated) {
-		t.Errorf("HS256 with only JWKS configured: %v, want ErrUnauthenticated", err)
-	}
 }
 
-func TestUnknownKidRefetchesAtMostOncePerMinute(t *testing.T) {
-	oldKey, _ := rsa.GenerateKey(rand.Reader, 2048)
-	newKey, _ := rsa.GenerateKey(rand.Reader, 2048)
-	var set atomic.Value
-	set.Store([]any{jwkOf(t, "old", &oldKey.PublicKey)})
-	var hits atomic.Int32
-	now := time.Now()
-	clock := now
-	v, _ := NewVerifier(Config{JWKSURL: jwksServer(t, &set, &hits), Now: func() time.Time { return clock }})
-	ctx := context.Background()
-	if _, err := v.Verify(ctx, sign(t, jwt.SigningMethodRS256, "old", oldKey, claims(now))); err != nil {
-		t.Fatal(err)
-	}
-	set.Store([]any{jwkOf(t, "old", &oldKey.PublicKey), jwkOf(t, "new", &newKey.PublicKey)}) // key rotation
-	if _, err := v.Verify(ctx, sign(t, jwt.SigningMethodRS256, "new", newKey, claims(now))); !errors.Is(err, ErrUnauthenticated) {
-		t.Fatalf("a new kid within a minute of the last fetch: %v; want refused without refetch", err)
-	}
-	if hits.Load() != 1 {
-		t.Fatalf("%d fetches within a minute, want 1", hits.Load())
-	}
-	clock = now.Add(61 * time.Second)
-	if _, err := v.Verify(ctx, sign(t, jwt.SigningMethodRS256, "new", newKey, claims(clock))); err != nil {
-		t.Fatalf("after a minute the unknown kid refetches: %v", err)
-	}
-	if _, err := v.Verify(ctx, sign(t, jwt.SigningMethodRS256, "made-up", newKey, claims(clock))); !errors.Is(err, ErrUnauthenticated) || hits.Load() != 2 {
-		t.Errorf("made-up kid: %v after %d fetches; want refusal and no third fetch", err, hits.Load())
-	}
-}
-
-func TestTimeClaims(t *testing.T) {
-	secret := []byte("0123456789abcdef0123456789abcdef")
-	now := time.Now()
-	v, _ := NewVerifier(Config{HS256Secret: secret, Now: func() time.Time { return now }})
+func TestVerifyTimeClaims(t *testing.T) {
 	tests := []struct {
 		name string
 		edit func(jwt.MapClaims)
 		ok   bool
 	}{
-		{"expired within the 60 s leeway", func(c jwt.MapClaims) { c["exp"] = now.Add(-30 * time.Second).Unix() }, true},
-		{"expired beyond the leeway", func(c jwt.MapClaims) { c["exp"] = now.Add(-90 * time.Second).Unix() }, false},
-		{"not yet valid beyond the leeway", func(c jwt.MapClaims) { c["nbf"] = now.Add(2 * time.Minute).Unix() }, false},
-		{"issued in the future beyond the leeway", func(c jwt.MapClaims) { c["iat"] = now.Add(2 * time.Minute).Unix() }, false},
-		{"no exp", func(c jwt.MapClaims) { delete(c, "exp") }, false},
+		{"expired 30 s ago is within the 60 s leeway", func(c jwt.MapClaims) { c["exp"] = t0.Add(-30 * time.Second).Unix() }, true},
+		{"expired 90 s ago is beyond the leeway", func(c jwt.MapClaims) { c["exp"] = t0.Add(-90 * time.Second).Unix() }, false},
+		{"nbf 30 s ahead is within the leeway", func(c jwt.MapClaims) { c["nbf"] = t0.Add(30 * time.Second).Unix() }, true},
+		{"nbf 2 min ahead is not yet valid", func(c jwt.MapClaims) { c["nbf"] = t0.Add(2 * time.Minute).Unix() }, false},
+		{"iat 2 min ahead is refused", func(c jwt.MapClaims) { c["iat"] = t0.Add(2 * time.Minute).Unix() }, false},
+		{"exp is required", func(c jwt.MapClaims) { delete(c, "exp") }, false},
+		{"exp must be a number", func(c jwt.MapClaims) { c["exp"] = "tomorrow" }, false},
 	}
+	v := hsVerifier(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := claims(now)
+			c := validClaims(t0)
 			tt.edit(c)
-			_, err := v.Verify(context.Background(), sign(t, jwt.SigningMethodHS256, "", secret, c))
-			if (err == nil) != tt.ok {
-				t.Errorf("err = %v, want ok=%v", err, tt.ok)
+			_, err := v.Verify(context.Background(), hs256(t, c))
+			if tt.ok && err != nil {
+				t.Errorf("Verify = %v, want ok", err)
+			}
+			if !tt.ok && !errors.Is(err, ErrUnauthenticated) {
+				t.Errorf("Verify = %v, want ErrUnauthenticated", err)
 			}
 		})
 	}
 }
 
-func TestParseBearer(t *testing.T) {
-	for header, ok := range map[string]bool{"Bearer abc": true, "bearer abc": true, "": false, "Bearer": false, "Bearer ": false, "Basic abc": false, "abc": false} {
-		if _, err := ParseBearer(header); (err == nil) != ok {
-			t.Errorf("ParseBearer(%q) = %v, want ok=%v", header, err, ok)
-		}
+func TestVerifyIssuerAndAudience(t *testing.T) {
+	v := newVerifier(t, Config{HS256Secret: testSecret, Issuer: "https://idp.example", Audience: "invoicing", Now: func() time.Time { return t0 }})
+	tests := []struct {
+		name string
+		iss  any
+		aud  any
+		ok   bool
+	}{
+		{"matching iss and aud are accepted", "https://idp.example", "invoicing", true},
+		{"aud may be an array containing ours", "https://idp.example", []string{"billing", "invoicing"}, true},
+		{"a wrong iss is refused", "https://evil.example", "invoicing", false},
+		{"a missing iss is refused when one is configured", nil, "invoicing", false},
+		{"a wrong aud is refused", "https://idp.example", "billing", false},
+		{"a missing aud is refused when one is configured", "https://idp.example", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := validClaims(t0)
+			if tt.iss != nil {
+				c["iss"] = tt.iss
+			}
+			if tt.aud != nil {
+				c["aud"] = tt.aud
+			}
+			_, err := v.Verify(context.Background(), hs256(t, c))
+			if tt.ok != (err == nil) || (err != nil && !errors.Is(err, ErrUnauthenticated)) {
+				t.Errorf("Verify = %v, want ok=%v or ErrUnauthenticated", err, tt.ok)
+			}
+		})
+	}
+}
+
+func TestVerifyWithoutAccountIsForbidden(t *testing.T) {
+	tests := []struct {
+		name string
+		org  any // nil removes the claim
+	}{
+		{"a missing account claim is forbidden", nil},
+		{"an empty account claim is forbidden", ""},
+		{"a numeric account claim is forbidden", 42},
+		{"an array account claim is forbidden", []string{"acme"}},
+	}
+	v := hsVerifier(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := validClaims(t0)
+			delete(c, "org_id")
+			if tt.org != nil {
+				c["org_id"] = tt.org
+			}
+			_, err := v.Verify(context.Background(), hs256(t, c))
+			if !errors.Is(err, ErrForbidden) || errors.Is(err, ErrUnauthenticated) {
+				t.Errorf("Verify = %v, want ErrForbidden only", err)
+			}
+		})
+	}
+}
+
+func TestVerifyReadsTheConfiguredOrgClaim(t *testing.T) {
+	v := newVerifier(t, Config{HS256Secret: testSecret, OrgClaim: "https://example.com/tenant", Now: func() time.Time { return t0 }})
+	c := validClaims(t0)
+	c["https://example.com/tenant"] = "globex"
+	p, err := v.Verify(context.Background(), hs256(t, c))
+	if err != nil || p.AccountID != "globex" {
+		t.Errorf("Verify = %+v, %v; want account globex", p, err)
+	}
+}
+
+func TestVerifyScopesAndClientID(t *testing.T) {
+	tests := []struct {
+		name         string
+		claims       jwt.MapClaims
+		wantScopes   []string
+		wantClientID string
+		read, write  bool
+	}{
+		{"scope is a space separated string", jwt.MapClaims{"scope": "openid  invoicing:read"}, []string{"openid", ScopeRead}, "", true, false},
+		{"scp may be an array", jwt.MapClaims{"scp": []string{ScopeWrite}}, []string{ScopeWrite}, "", true, true},
+		{"scp may be a space separated string", jwt.MapClaims{"scp": "invoicing:read invoicing:write"}, []string{ScopeRead, ScopeWrite}, "", true, true},
+		{"scope and scp add up", jwt.MapClaims{"scope": ScopeRead, "scp": []string{ScopeWrite}}, []string{ScopeRead, ScopeWrite}, "", true, true},
+		{"no scope grants nothing", jwt.MapClaims{}, nil, "", false, false},
+		{"scope names are exact", jwt.MapClaims{"scope": "invoicing:WRITE invoicing"}, []string{"invoicing:WRITE", "invoicing"}, "", false, false},
+		{"azp is the client", jwt.MapClaims{"azp": "web", "client_id": "other"}, nil, "web", false, false},
+		{"client_id is the client without azp", jwt.MapClaims{"client_id": "batch"}, nil, "batch", false, false},
+	}
+	v := hsVerifier(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := validClaims(t0)
+			delete(c, "scope")
+			for k, val := range tt.claims {
+				c[k] = val
+			}
+			p, err := v.Verify(context.Background(), hs256(t, c))
+			if err != nil {
+				t.Fatalf("Verify: %v", err)
+			}
+			if !reflect.DeepEqual(tt.wantScopes, p.Scopes) || p.ClientID != tt.wantClientID {
+				t.Errorf("scopes, client (-want +got):\n-%q %q\n+%q %q", tt.wantScopes, tt.wantClientID, p.Scopes, p.ClientID)
+			}
+			if p.CanRead() != tt.read || p.CanWrite() != tt.write {
+				t.Errorf("CanRead, CanWrite = %v, %v; want %v, %v", p.CanRead(), p.CanWrite(), tt.read, tt.write)
+			}
+		})
+	}
+}
+
+func TestNewVerifierRefusesBadConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+	}{
+		{"neither secret nor JWKS URL", Config{Issuer: "https://idp.example"}},
+		{"a secret shorter than 32 bytes", Config{HS256Secret: []byte("short")}},
+		{"a relative JWKS URL", Config{JWKSURL: "/jwks.json"}},
+		{"a JWKS URL of another scheme", Config{JWKSURL: "file:///etc/jwks.json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := NewVerifier(tt.cfg); err == nil {
+				t.Error("NewVerifier succeeded, want an error")
+			}
+		})
+	}
+}
+
+func TestVerifierKeepsItsOwnCopyOfTheSecret(t *testing.T) {
+	secret := append([]byte(nil), testSecret...)
+	v := newVerifier(t, Config{HS256Secret: secret, Now: func() time.Time { return t0 }})
+	clear(secret)
+	if _, err := v.Verify(context.Background(), hs256(t, validClaims(t0))); err != nil {
+		t.Errorf("Verify after the caller reused its buffer: %v", err)
 	}
 }

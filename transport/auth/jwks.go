@@ -2,150 +2,181 @@ package auth
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/rsa"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
+	"io"
 	"net/http"
 	"sync"
 	"time"
 )
 
-// refetchInterval limits JWKS fetches caused by unknown key ids, so that a
-// flood of tokens with made-up kids cannot hammer the identity provider.
+// refetchInterval limits JWKS fetches: an unknown kid triggers a refetch
+// (the issuer may have rotated keys), but a flood of tokens with made-up
+// kids must not turn this service into a load generator for the issuer.
 const refetchInterval = time.Minute
 
-// keySet caches a JWKS endpoint's keys by kid.
+// maxJWKSBytes caps the key set response; real sets are a few kilobytes.
+const maxJWKSBytes = 1 << 20
+
+// errUnknownKey means the set holds no key for the token, the one case
+// where fetching the set again can help.
+var errUnknownKey = errors.New("no key in the key set")
+
+// keySet caches the keys of a JWKS endpoint. It fetches lazily, on the first
+// token that needs it, and again on an unknown kid, but attempts (failed ones
+// included) at most once per refetchInterval.
 type keySet struct {
 	url    string
 	client *http.Client
 	now    func() time.Time
 
-	mu        sync.Mutex
-	keys      map[string]any
-	fetchedAt time.Time
-	fetched   bool
+	mu          sync.Mutex
+	keys        []jwk      // the last set fetched successfully
+	attempted   bool       // whether any fetch was started
+	lastAttempt time.Time  // when the last fetch started
+	inflight    *fetchCall // the fetch in progress, if any
+}
+
+// fetchCall lets concurrent requests that need a fetch share one.
+type fetchCall struct {
+	done chan struct{} // closed when err is set
+	err  error
 }
 
 func newKeySet(url string, client *http.Client, now func() time.Time) *keySet {
 	return &keySet{url: url, client: client, now: now}
 }
 
-// key returns the key for kid, fetching the set on first use and again for
-// an unknown kid at most once per refetchInterval.
-func (k *keySet) key(ctx context.Context, kid, alg string) (any, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if key, ok := k.lookup(kid, alg); ok {
-		return key, nil
+// key returns the key that verifies a token with this kid and alg. The lock
+// is not held during the fetch, so tokens with known keys are verified while
+// a slow issuer is being asked for new ones.
+func (s *keySet) key(ctx context.Context, kid, alg string) (any, error) {
+	s.mu.Lock()
+	key, err := s.lookup(kid, alg)
+	if !errors.Is(err, errUnknownKey) {
+		s.mu.Unlock()
+		return key, err
 	}
-	if k.fetched && k.now().Sub(k.fetchedAt) < refetchInterval {
-		return nil, fmt.Errorf("unknown key id %q", kid)
+	call, leader := s.joinFetch()
+	s.mu.Unlock()
+	if call == nil {
+		return nil, fmt.Errorf("%w; the set was fetched less than %v ago", err, refetchInterval)
 	}
-	if err := k.fetch(ctx); err != nil {
-		return nil, err
+	if leader {
+		s.fetch(ctx, call)
 	}
-	if key, ok := k.lookup(kid, alg); ok {
-		return key, nil
+	select {
+	case <-call.done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for the key set: %w", ctx.Err())
 	}
-	return nil, fmt.Errorf("unknown key id %q", kid)
+	if call.err != nil {
+		return nil, call.err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lookup(kid, alg)
 }
 
-// lookup finds kid; a token without kid may use the only key of its type.
-func (k *keySet) lookup(kid, alg string) (any, bool) {
+// joinFetch returns the fetch in progress, or starts one (leader true) when
+// the rate limit allows, or returns nil. s.mu must be held.
+func (s *keySet) joinFetch() (call *fetchCall, leader bool) {
+	if s.inflight != nil {
+		return s.inflight, false
+	}
+	now := s.now()
+	if s.attempted && now.Sub(s.lastAttempt) < refetchInterval {
+		return nil, false
+	}
+	s.attempted, s.lastAttempt = true, now
+	s.inflight = &fetchCall{done: make(chan struct{})}
+	return s.inflight, true
+}
+
+// fetch runs call and publishes its result. The fetched set serves every
+// request, so it runs without the leader's cancellation (one client hanging
+// up must not waste the minute's fetch for everybody), bounded by its own
+// timeout instead.
+func (s *keySet) fetch(ctx context.Context, call *fetchCall) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fetchTimeout)
+	defer cancel()
+	keys, err := s.download(ctx)
+	s.mu.Lock()
+	if err == nil {
+		s.keys = keys
+	}
+	s.inflight = nil
+	call.err = err
+	s.mu.Unlock()
+	close(call.done)
+}
+
+// lookup finds the key for kid and alg. A token without kid may use the only
+// key of its algorithm's type; several such keys are ambiguous, and a known
+// kid of the wrong type is refused without a refetch, since a new fetch
+// would not change what that kid is. s.mu must be held.
+func (s *keySet) lookup(kid, alg string) (any, error) {
 	if kid != "" {
-		key, ok := k.keys[kid]
-		return key, ok && fits(key, alg)
-	}
-	var found any
-	for _, key := range k.keys {
-		if fits(key, alg) {
-			if found != nil {
-				return nil, false
+		for _, k := range s.keys {
+			if k.kid != kid {
+				continue
 			}
-			found = key
+			if !k.fits(alg) {
+				return nil, fmt.Errorf("key %q cannot verify %s", kid, alg)
+			}
+			return k.key, nil
 		}
+		return nil, fmt.Errorf("%w for kid %q", errUnknownKey, kid)
 	}
-	return found, found != nil
-}
-
-func fits(key any, alg string) bool {
-	switch key.(type) {
-	case *rsa.PublicKey:
-		return alg == "RS256"
-	case *ecdsa.PublicKey:
-		return alg == "ES256"
-	case ed25519.PublicKey:
-		return alg == "EdDSA"
+	var found *jwk
+	for i := range s.keys {
+		if !s.keys[i].fits(alg) {
+			continue
+		}
+		if found != nil {
+			return nil, fmt.Errorf("the token has no kid and the key set has several %s keys", alg)
+		}
+		found = &s.keys[i]
 	}
-	return false
+	if found == nil {
+		return nil, fmt.Errorf("%w for %s without kid", errUnknownKey, alg)
+	}
+	return found.key, nil
 }
 
-type jwk struct {
-	Kty, Kid, Crv, N, E, X, Y string
-}
-
-func (k *keySet) fetch(ctx context.Context) error {
-	k.fetched, k.fetchedAt = true, k.now()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.url, nil)
+// download fetches and parses the key set. Keys this package cannot use
+// (other curves, encryption keys, malformed entries) are skipped so that one
+// odd key does not disable the others; a set with no usable key at all is
+// an error, which keeps the previous keys in service.
+func (s *keySet) download(ctx context.Context) ([]jwk, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
 	if err != nil {
-		return fmt.Errorf("jwks: %w", err)
+		return nil, fmt.Errorf("fetching the key set: %w", err)
 	}
-	res, err := k.client.Do(req)
+	req.Header.Set("Accept", "application/jwk-set+json, application/json")
+	res, err := s.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("jwks: fetch: %w", err)
+		return nil, fmt.Errorf("fetching the key set: %w", err)
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("jwks: fetch: status %d", res.StatusCode)
+		return nil, fmt.Errorf("fetching the key set: %s", res.Status)
 	}
-	var set struct{ Keys []jwk }
-	if err := json.NewDecoder(http.MaxBytesReader(nil, res.Body, 1<<20)).Decode(&set); err != nil {
-		return fmt.Errorf("jwks: decode: %w", err)
+	var set struct {
+		Keys []json.RawMessage `json:"keys"`
 	}
-	keys := map[string]any{}
-	for _, j := range set.Keys {
-		if key, err := j.publicKey(); err == nil {
-			keys[j.Kid] = key
+	if err := json.NewDecoder(io.LimitReader(res.Body, maxJWKSBytes)).Decode(&set); err != nil {
+		return nil, fmt.Errorf("decoding the key set: %w", err)
+	}
+	var keys []jwk
+	for _, raw := range set.Keys {
+		if k, err := parseJWK(raw); err == nil {
+			keys = append(keys, k)
 		}
 	}
-	k.keys = keys
-	return nil
-}
-
-func (j jwk) publicKey() (any, error) {
-	switch {
-	case j.Kty == "RSA":
-		n, e := decodeInt(j.N), decodeInt(j.E)
-		if n == nil || e == nil || !e.IsInt64() {
-			return nil, errors.New("bad RSA key")
-		}
-		return &rsa.PublicKey{N: n, E: int(e.Int64())}, nil
-	case j.Kty == "EC" && j.Crv == "P-256":
-		x, y := decodeInt(j.X), decodeInt(j.Y)
-		if x == nil || y == nil || !elliptic.P256().IsOnCurve(x, y) {
-			return nil, errors.New("bad EC key")
-		}
-		return &ecdsa.PublicKey{Curve: elliptic.P256(), X: x, Y: y}, nil
-	case j.Kty == "OKP" && j.Crv == "Ed25519":
-		x, err := base64.RawURLEncoding.DecodeString(j.X)
-		if err != nil || len(x) != ed25519.PublicKeySize {
-			return nil, errors.New("bad Ed25519 key")
-		}
-		return ed25519.PublicKey(x), nil
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("the key set at %s has no usable key", s.url)
 	}
-	return nil, fmt.Errorf("unsupported key type %s %s", j.Kty, j.Crv)
-}
-
-func decodeInt(s string) *big.Int {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) == 0 {
-		return nil
-	}
-	return new(big.Int).SetBytes(b)
+	return keys, nil
 }
