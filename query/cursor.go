@@ -39,7 +39,9 @@ func encodeCursor(scope string, k rowKey) string {
 }
 
 func decodeCursor(scope, s string) (rowKey, error) {
-	buf, err := base64.RawURLEncoding.DecodeString(s)
+	// Strict: 29 bytes leave two unused bits in the last character, which
+	// the lenient decoder ignores, so two spellings would name one cursor.
+	buf, err := base64.RawURLEncoding.Strict().DecodeString(s)
 	if err != nil || len(buf) != 1+cursorKeyLen+cursorMACLen || buf[0] != cursorVersion {
 		return rowKey{}, ErrInvalidCursor
 	}
