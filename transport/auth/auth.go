@@ -153,7 +153,18 @@ func (v *Verifier) Verify(ctx context.Context, rawToken string) (Principal, erro
 // key picks the verification key. The parser has already refused any
 // algorithm outside the configured set, so the branch on alg cannot let a
 // token choose an HMAC over a public key (algorithm confusion).
+//
+// A token whose header has "crit" is refused before any key is looked up:
+// crit lists extensions the recipient must understand or reject the token
+// (RFC 7515 §4.1.11), and this service understands none. The JWT library
+// does not check it, and honouring it silently could mean, for instance,
+// verifying an unencoded ("b64": false, RFC 7797) payload as if it were
+// base64url. An empty or malformed crit is invalid as well, so presence
+// alone is enough.
 func (v *Verifier) key(ctx context.Context, t *jwt.Token) (any, error) {
+	if _, ok := t.Header["crit"]; ok {
+		return nil, errors.New(`the "crit" header names extensions this service does not understand`)
+	}
 	alg := t.Method.Alg()
 	if alg == jwt.SigningMethodHS256.Alg() && len(v.secret) > 0 {
 		return v.secret, nil
