@@ -6,6 +6,11 @@
 // NewDatabase in a test binary starts a throwaway cluster from the system's
 // PostgreSQL binaries; Main stops it when the tests are done.
 //
+// A test that injects outages uses NewServer instead: a cluster of its own,
+// which it can stop (StopImmediate) and start again (Start). Those tests
+// are skipped when TEST_DATABASE_URL is set, as only a server this process
+// started may be stopped.
+//
 // Use it from a test package like this:
 //
 //	func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -74,16 +79,13 @@ func NewDatabase(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
-	name, err := randomName()
+	name, err := createDatabase(admin)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
 	dbURL, err := withDatabase(admin, name)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
-	}
-	if err := execAdmin(admin, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		t.Fatalf("pgtest: creating database %s: %v", name, err)
 	}
 	t.Cleanup(func() {
 		drop := "DROP DATABASE IF EXISTS " + pgx.Identifier{name}.Sanitize() + " WITH (FORCE)"
@@ -107,6 +109,22 @@ func serverURL() (string, error) {
 		}
 	})
 	return adminURL, startErr
+}
+
+// createDatabase creates a database with a fresh random name on the server
+// of admin and returns the name.
+func createDatabase(admin string) (string, error) {
+	name, err := randomName()
+	if err != nil {
+		return "", err
+	}
+	if _, err := withDatabase(admin, name); err != nil {
+		return "", err
+	}
+	if err := execAdmin(admin, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", fmt.Errorf("creating database %s: %w", name, err)
+	}
+	return name, nil
 }
 
 // execAdmin runs one statement on a short-lived admin connection. CREATE and

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -20,9 +19,10 @@ import (
 )
 
 const (
-	readyTimeout = 30 * time.Second // postmaster start to first accepted connection
-	stopTimeout  = 10 * time.Second // SIGINT (fast shutdown) to SIGKILL
-	bindAttempts = 3                // another process may take the free port first
+	readyTimeout  = 30 * time.Second // postmaster start to first accepted connection
+	stopTimeout   = 10 * time.Second // SIGINT (fast) or SIGQUIT (immediate shutdown) to SIGKILL
+	bindAttempts  = 3                // another process may take the free port first
+	rebindTimeout = 10 * time.Second // a restart's port may be briefly held by another socket
 )
 
 // serverSettings favour speed over durability: the cluster is thrown away.
@@ -40,15 +40,24 @@ var serverSettings = []string{
 
 // server is a throwaway cluster owned by this test process.
 type server struct {
-	dir    string          // temporary directory: data/, sock/, postgres.log
-	url    string          // admin connection string
-	proc   *os.Process     // the postmaster
-	exited <-chan struct{} // closed once the postmaster has exited
+	dir      string              // temporary directory: data/, sock/, postgres.log
+	bin      string              // directory holding initdb and postgres
+	cred     *syscall.Credential // who runs them; nil: this process's user
+	settings []string            // -c settings of the postmaster
+	port     int                 // 127.0.0.1 port, kept across restarts
+	url      string              // admin connection string
+	proc     *os.Process         // the postmaster
+	exited   <-chan struct{}     // closed once the postmaster has exited
 }
 
 // startServer initialises a cluster in a new temporary directory and starts a
 // postmaster on a free 127.0.0.1 port, as an unprivileged user when root.
 func startServer() (*server, error) {
+	return startServerWith(serverSettings)
+}
+
+// startServerWith is startServer with the postmaster's -c settings.
+func startServerWith(settings []string) (*server, error) {
 	bin, err := findBinDir()
 	if err != nil {
 		return nil, err
@@ -62,31 +71,59 @@ func startServer() (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{dir: dir}
+	s := &server{dir: dir, bin: bin, cred: cred, settings: settings}
 	owner := []byte(strconv.Itoa(os.Getpid()) + "\n")
 	if err := os.WriteFile(filepath.Join(dir, ownerFile), owner, 0o644); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	if err := s.prepare(bin, cred); err != nil {
+	if err := s.prepare(); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
-		err = s.launch(bin, cred)
+		port, err := freePort()
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		logged := s.logSize()
+		_, err = s.launch(port)
 		if err == nil {
 			return s, nil
 		}
 		s.kill()
-		if attempt == bindAttempts || !strings.Contains(s.logTail(), "could not bind") {
+		if attempt == bindAttempts || !s.bindFailedSince(logged) {
 			os.RemoveAll(dir)
 			return nil, err
 		}
 	}
 }
 
+// restart starts the postmaster again on its port and data directory, after
+// it has exited (crash recovery runs first if it was stopped immediately),
+// and returns when it first accepted a connection. The port may be briefly
+// held by another socket (a client's ephemeral port), so a failed bind is
+// retried until rebindTimeout.
+func (s *server) restart() (time.Time, error) {
+	deadline := time.Now().Add(rebindTimeout)
+	for {
+		logged := s.logSize()
+		accepted, err := s.launch(s.port)
+		if err == nil {
+			return accepted, nil
+		}
+		s.kill()
+		if !s.bindFailedSince(logged) || time.Now().After(deadline) {
+			return time.Time{}, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // prepare creates the socket directory and runs initdb.
-func (s *server) prepare(bin string, cred *syscall.Credential) error {
+func (s *server) prepare() error {
+	bin, cred := s.bin, s.cred
 	if err := os.Mkdir(filepath.Join(s.dir, "sock"), 0o700); err != nil {
 		return err
 	}
@@ -117,29 +154,27 @@ func (s *server) prepare(bin string, cred *syscall.Credential) error {
 	return nil
 }
 
-// launch starts the postmaster on a free port and waits until it answers.
-func (s *server) launch(bin string, cred *syscall.Credential) error {
-	port, err := freePort()
-	if err != nil {
-		return err
-	}
+// launch starts the postmaster on port and waits until it answers; it
+// returns when the server first accepted a connection.
+func (s *server) launch(port int) (time.Time, error) {
 	logFile, err := os.OpenFile(s.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	defer logFile.Close() // the child holds its own descriptor
 	args := []string{"-D", filepath.Join(s.dir, "data"), "-h", "127.0.0.1",
 		"-p", strconv.Itoa(port), "-k", filepath.Join(s.dir, "sock")}
-	for _, setting := range serverSettings {
+	for _, setting := range s.settings {
 		args = append(args, "-c", setting)
 	}
-	cmd := s.command(cred, filepath.Join(bin, "postgres"), args...)
+	cmd := s.command(s.cred, filepath.Join(s.bin, "postgres"), args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	s.exited, err = startLocked(cmd)
 	if err != nil {
-		return fmt.Errorf("starting postgres: %w", err)
+		return time.Time{}, fmt.Errorf("starting postgres: %w", err)
 	}
 	s.proc = cmd.Process
+	s.port = port
 	s.url = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
 	return s.waitReady()
 }
@@ -174,29 +209,49 @@ func startLocked(cmd *exec.Cmd) (<-chan struct{}, error) {
 	return exited, <-errc
 }
 
-// waitReady polls the server with real connections until one succeeds.
-func (s *server) waitReady() error {
+// waitReady polls the server with real connections until one succeeds, and
+// returns when that connection was accepted.
+func (s *server) waitReady() (time.Time, error) {
 	deadline := time.Now().Add(readyTimeout)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		conn, err := pgx.Connect(ctx, s.url)
+		accepted := time.Now()
 		if err == nil {
 			err = conn.Ping(ctx)
 			conn.Close(ctx)
 		}
 		cancel()
 		if err == nil {
-			return nil
+			return accepted, nil
 		}
 		select {
 		case <-s.exited:
-			return fmt.Errorf("postgres exited during start-up; log %s:\n%s", s.logPath(), s.logTail())
+			return time.Time{}, fmt.Errorf("postgres exited during start-up; log %s:\n%s", s.logPath(), s.logTail())
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("postgres not ready after %v (last error: %v); log %s:\n%s",
+			return time.Time{}, fmt.Errorf("postgres not ready after %v (last error: %v); log %s:\n%s",
 				readyTimeout, err, s.logPath(), s.logTail())
 		}
+	}
+}
+
+// stopImmediate sends SIGQUIT to the postmaster, as `pg_ctl stop -m
+// immediate` does: every backend quits at once, with no checkpoint, so the
+// next start runs crash recovery. It waits for the postmaster to exit,
+// which it does only after its children have, and kills it after
+// stopTimeout.
+func (s *server) stopImmediate() error {
+	if err := s.proc.Signal(syscall.SIGQUIT); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	select {
+	case <-s.exited:
+		return nil
+	case <-time.After(stopTimeout):
+		s.kill()
+		return fmt.Errorf("no exit %v after SIGQUIT; sent SIGKILL", stopTimeout)
 	}
 }
 
@@ -227,6 +282,26 @@ func (s *server) kill() {
 }
 
 func (s *server) logPath() string { return filepath.Join(s.dir, "postgres.log") }
+
+// logSize returns the current length of the server log (0 before the first
+// start).
+func (s *server) logSize() int64 {
+	fi, err := os.Stat(s.logPath())
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// bindFailedSince reports whether the log, past offset, says the postmaster
+// could not bind its port (another process holds it).
+func (s *server) bindFailedSince(offset int64) bool {
+	b, err := os.ReadFile(s.logPath())
+	if err != nil || int64(len(b)) < offset {
+		return false
+	}
+	return bytes.Contains(b[offset:], []byte("could not bind"))
+}
 
 // logTail returns the end of the server log, for error messages.
 func (s *server) logTail() string {
