@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/invoicing/invoicing/events/esdb"
 )
 
 // config is every setting of `serve`, read once from the environment.
@@ -62,8 +64,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if err := cfg.LogLevel.UnmarshalText([]byte(or(getenv("LOG_LEVEL"), "info"))); err != nil {
 		problems = append(problems, fmt.Errorf("LOG_LEVEL: %w", err))
 	}
-	if u := cfg.EventStoreURL; u != "" && !hasAnyPrefix(u, "esdb://", "esdb+discover://", "kurrent://", "kurrentdb://", "kurrent+discover://") {
-		problems = append(problems, fmt.Errorf("EVENTSTORE_URL=%q: want an esdb:// connection string", u))
+	if u := cfg.EventStoreURL; u != "" && !esdb.IsConnectionString(u) {
+		// Only the scheme is echoed: the rest may hold a password.
+		scheme, _, _ := strings.Cut(u, "://")
+		problems = append(problems, fmt.Errorf("EVENTSTORE_URL: scheme %q: want an esdb://, esdb+discover://, kurrentdb:// or kurrentdb+discover:// connection string", scheme))
 	}
 	if err := errors.Join(problems...); err != nil {
 		return config{}, fmt.Errorf("configuration: %w", err)
@@ -76,13 +80,4 @@ func or(v, def string) string {
 		return def
 	}
 	return v
-}
-
-func hasAnyPrefix(s string, prefixes ...string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
 }

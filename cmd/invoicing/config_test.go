@@ -52,3 +52,44 @@ func TestDevTokenIsAcceptedByTheVerifier(t *testing.T) {
 		t.Error("dev-token without --org succeeded")
 	}
 }
+
+func TestEventStoreURLSchemes(t *testing.T) {
+	tests := []struct {
+		url string
+		ok  bool
+	}{
+		{"esdb://localhost:2113?tls=false", true},
+		{"esdb+discover://cluster.example:2113", true},
+		{"kurrent://localhost:2113?tls=false", true},
+		{"kurrent+discover://cluster.example:2113", true},
+		{"kurrentdb://admin:changeit@localhost:2113", true},
+		{"kurrentdb+discover://cluster.example:2113", true},
+		{"KurrentDB://localhost:2113", true},
+		{"postgres://localhost:5432/invoicing", false},
+		{"http://localhost:2113", false},
+		{"esdb+dns://localhost:2113", false},
+		{"localhost:2113", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			_, err := loadConfig(func(k string) string {
+				return map[string]string{"DATABASE_URL": "postgres://localhost/x", "AUTH_HS256_SECRET": testSecret, "EVENTSTORE_URL": tt.url}[k]
+			})
+			if tt.ok && err != nil {
+				t.Errorf("loadConfig = %v, want ok", err)
+			}
+			if !tt.ok && (err == nil || !strings.Contains(err.Error(), "EVENTSTORE_URL")) {
+				t.Errorf("loadConfig = %v, want an error naming EVENTSTORE_URL", err)
+			}
+		})
+	}
+}
+
+func TestEventStoreURLErrorHidesThePassword(t *testing.T) {
+	_, err := loadConfig(func(k string) string {
+		return map[string]string{"DATABASE_URL": "postgres://localhost/x", "AUTH_HS256_SECRET": testSecret, "EVENTSTORE_URL": "kurentdb://admin:s3cret@localhost:2113"}[k]
+	})
+	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), `"kurentdb"`) {
+		t.Errorf("loadConfig = %v, want an error naming the scheme but not the password", err)
+	}
+}

@@ -49,18 +49,36 @@ func parseURL(raw string) (*esdb.Configuration, error) {
 	return cfg, nil
 }
 
-// rewriteScheme maps KurrentDB's scheme names, which the server's newer
-// documentation uses, to the ones client v4.2.0 parses.
+// schemes maps every connection-string scheme Open accepts (lower-cased)
+// to the one client v4.2.0 parses: KurrentDB's names, which the server's
+// newer documentation uses, are aliases of EventStoreDB's.
+var schemes = map[string]string{
+	"esdb":               "esdb",
+	"kurrent":            "esdb",
+	"kurrentdb":          "esdb",
+	"esdb+discover":      "esdb+discover",
+	"kurrent+discover":   "esdb+discover",
+	"kurrentdb+discover": "esdb+discover",
+}
+
+// IsConnectionString reports whether s has a scheme Open accepts: esdb,
+// kurrent or kurrentdb, each also with +discover, in any case. It looks at
+// the scheme only, so that configuration can tell an event store URL from,
+// say, a PostgreSQL one; Open reports whatever else is wrong with s.
+func IsConnectionString(s string) bool {
+	scheme, _, ok := strings.Cut(strings.TrimSpace(s), "://")
+	_, known := schemes[strings.ToLower(scheme)]
+	return ok && known
+}
+
+// rewriteScheme maps an accepted scheme to the one the client parses.
 func rewriteScheme(raw string) (string, error) {
 	scheme, rest, ok := strings.Cut(strings.TrimSpace(raw), "://")
 	if !ok {
 		return "", fmt.Errorf("no scheme; want esdb://host:2113?tls=false")
 	}
-	switch strings.ToLower(scheme) {
-	case "esdb", "kurrent", "kurrentdb":
-		return "esdb://" + rest, nil
-	case "esdb+discover", "kurrent+discover", "kurrentdb+discover":
-		return "esdb+discover://" + rest, nil
+	if to, ok := schemes[strings.ToLower(scheme)]; ok {
+		return to + "://" + rest, nil
 	}
 	return "", fmt.Errorf("scheme %q: want esdb://, esdb+discover://, kurrentdb:// or kurrentdb+discover://", scheme)
 }

@@ -27,6 +27,37 @@ func TestRewriteScheme(t *testing.T) {
 	}
 }
 
+func TestIsConnectionStringAgreesWithParseURL(t *testing.T) {
+	tests := []struct {
+		url  string
+		want bool
+	}{
+		{"esdb://localhost:2113?tls=false", true},
+		{"esdb+discover://cluster.example:2113", true},
+		{"kurrent://localhost:2113", true},
+		{"kurrent+discover://cluster.example", true},
+		{"kurrentdb://localhost:2113", true},
+		{"kurrentdb+discover://cluster.example", true},
+		{"KurrentDB+Discover://cluster.example", true},
+		{" esdb://localhost:2113", true},
+		{"postgres://localhost:5432", false},
+		{"http://localhost:2113", false},
+		{"esdb:localhost:2113", false},
+		{"localhost:2113", false},
+		{"esdbx://localhost", false},
+		{"://localhost", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := IsConnectionString(tt.url); got != tt.want {
+			t.Errorf("IsConnectionString(%q) = %v, want %v", tt.url, got, tt.want)
+		}
+		if _, err := rewriteScheme(tt.url); (err == nil) != tt.want {
+			t.Errorf("rewriteScheme(%q) error = %v, but IsConnectionString = %v", tt.url, err, tt.want)
+		}
+	}
+}
+
 func TestParseURLRefusesWhatTheClientWouldGetWrong(t *testing.T) {
 	tests := []struct {
 		name, url, wantInErr string
