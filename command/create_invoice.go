@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/invoicing/invoicing/events"
 )
@@ -74,7 +73,11 @@ func (in CreateInvoice) draft(company CompanyRecord, customer CustomerRecord) (e
 		Terms:                  in.Terms,
 	}
 	if d.DueDate == "" {
-		d.DueDate = dueDate(in.IssueDate, company.DefaultPaymentTermsDays)
+		due, err := dueDate(in.IssueDate, company.DefaultPaymentTermsDays)
+		if err != nil {
+			return events.InvoiceDrafted{}, err
+		}
+		d.DueDate = due
 	}
 	lines, totals, err := computeLines(in.Lines)
 	if err != nil {
@@ -84,13 +87,19 @@ func (in CreateInvoice) draft(company CompanyRecord, customer CustomerRecord) (e
 	return d, nil
 }
 
-// dueDate is issueDate plus terms calendar days (DESIGN.md §3).
-func dueDate(issueDate string, terms int) string {
-	d, err := time.Parse(dateLayout, issueDate)
-	if err != nil {
-		return "" // unreachable: ParseCreateInvoice checked it
+// dueDate is issueDate plus the company's payment terms in calendar days.
+// A result past events.MaxDate is a violation: the client must send a
+// due_date itself.
+func dueDate(issueDate string, terms int) (string, error) {
+	d, err := events.ParseDate(issueDate)
+	if err == nil {
+		d, err = events.AddDays(d, terms)
 	}
-	return d.AddDate(0, 0, terms).Format(dateLayout)
+	if err != nil {
+		return "", &ValidationError{Violations: []Violation{{Path: "due_date",
+			Message: fmt.Sprintf("is required: issue_date plus the company's %d payment days is after %s", terms, events.MaxDate.Format(events.DateLayout))}}}
+	}
+	return d.Format(events.DateLayout), nil
 }
 
 func computeLines(inputs []LineInput) ([]events.InvoiceLine, events.Totals, error) {

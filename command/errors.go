@@ -14,6 +14,14 @@ var ErrNotFound = errors.New("not found")
 // from a different request.
 var ErrIdempotencyKeyReused = errors.New("idempotency key already used for a different request")
 
+// ErrNotYetReadable means a create is stored (its event is durable) but the
+// read models could not confirm in time that it is readable: a database
+// outage, projection lag, or an event a projection could not apply. It is
+// never answered as a success, because a GET might not find the resource;
+// the client retries the same request with the same idempotency key, which
+// replays it once it is readable.
+var ErrNotYetReadable = errors.New("the create is stored but not yet readable")
+
 // ErrInvalidIdempotencyKey means the idempotency-key header is missing or
 // not 8..255 printable ASCII characters.
 var ErrInvalidIdempotencyKey = errors.New("idempotency-key must be 8 to 255 printable ASCII characters (U+0021 to U+007E)")

@@ -45,8 +45,9 @@ type Config struct {
 	Waiter    Waiter
 	Directory Directory
 	Logger    *slog.Logger
-	// WaitTimeout bounds the read-your-writes wait (default 5 s). Past it
-	// the create still succeeds: the event is durable.
+	// WaitTimeout bounds the read-your-writes wait (default
+	// DefaultWaitTimeout). Past it the create fails with ErrNotYetReadable;
+	// the event is durable and a retry with the same key replays it.
 	WaitTimeout time.Duration
 	// Now and NewID default to the clock and UUIDv7; tests replace them.
 	Now   func() time.Time
@@ -58,10 +59,13 @@ type Handler struct {
 	cfg Config
 }
 
+// DefaultWaitTimeout bounds how long a create waits for the read models.
+const DefaultWaitTimeout = 5 * time.Second
+
 // NewHandler returns a Handler.
 func NewHandler(cfg Config) *Handler {
 	if cfg.WaitTimeout <= 0 {
-		cfg.WaitTimeout = 5 * time.Second
+		cfg.WaitTimeout = DefaultWaitTimeout
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -132,8 +136,7 @@ func (h *Handler) create(ctx context.Context, req Request, op operation, scope, 
 	if err := json.Unmarshal(ev.Data, into); err != nil {
 		return fmt.Errorf("decode own event: %w", err)
 	}
-	h.waitForReadModels(ctx, res.Position)
-	return nil
+	return h.waitForReadModels(ctx, res.Position)
 }
 
 func (h *Handler) eventData(stream, eventType string, payload any, req Request, fp string) (events.EventData, error) {
@@ -174,15 +177,18 @@ func (h *Handler) replay(ctx context.Context, stream, fp string, into any) (bool
 	if err := json.Unmarshal(evs[0].Data, into); err != nil {
 		return false, fmt.Errorf("decode %s: %w", stream, err)
 	}
-	h.waitForReadModels(ctx, evs[0].Position)
-	return true, nil
+	return true, h.waitForReadModels(ctx, evs[0].Position)
 }
 
-func (h *Handler) waitForReadModels(ctx context.Context, pos events.Position) {
+// waitForReadModels keeps the promise that a success means readable: it
+// returns ErrNotYetReadable unless the read models confirm pos in time.
+func (h *Handler) waitForReadModels(ctx context.Context, pos events.Position) error {
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.WaitTimeout)
 	defer cancel()
 	if err := h.cfg.Waiter.WaitFor(ctx, pos); err != nil {
-		h.cfg.Logger.Warn("read models lag behind a create; answering 201 anyway, the event is durable",
+		h.cfg.Logger.Warn("a create is stored but the read models did not confirm it; asking the client to retry",
 			"position", pos.String(), "error", err)
+		return fmt.Errorf("%w (event at %s): %w", ErrNotYetReadable, pos, err)
 	}
+	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/invoicing/invoicing/events"
 )
 
 // reader walks a decoded JSON object (json.Decoder with UseNumber) and
@@ -79,11 +81,14 @@ func (o object) get(field string) (any, bool) {
 }
 
 // text is a string rule: length in code points, and an optional pattern.
+// Every string must also pass events.CheckText, so that whatever is accepted
+// can be stored and served by every read model.
 type text struct {
-	min, max int
-	pattern  *regexp.Regexp
-	hint     string // what the pattern means, for the message
-	email    bool
+	min, max  int
+	pattern   *regexp.Regexp
+	hint      string // what the pattern means, for the message
+	email     bool
+	multiline bool // tab, line feed and carriage return allowed
 }
 
 func (o object) required(field string) (any, bool) {
@@ -119,9 +124,10 @@ func (r *reader) checkText(path string, v any, rule text) string {
 		return ""
 	}
 	n := utf8.RuneCountInString(s)
+	textErr := events.CheckText(s, rule.multiline)
 	switch {
-	case !utf8.ValidString(s):
-		r.add(path, "must be valid UTF-8")
+	case textErr != nil:
+		r.add(path, "%v", textErr)
 	case n < rule.min && rule.min == 1:
 		r.add(path, "must not be empty")
 	case n < rule.min:

@@ -13,7 +13,6 @@ import (
 const (
 	maxLines     = 100
 	maxLongText  = 5000
-	dateLayout   = "2006-01-02"
 	lineFields   = "lines"
 	customerPath = "customer_id"
 )
@@ -58,8 +57,8 @@ func ParseCreateInvoice(body map[string]any) (CreateInvoice, error) {
 		Language:               o.str("language", language),
 		ExternalReference:      o.str("external_reference", reference),
 		PurchaseOrderReference: o.str("purchase_order_reference", reference),
-		Notes:                  o.str("notes", text{max: maxLongText}),
-		Terms:                  o.str("terms", text{max: maxLongText}),
+		Notes:                  o.str("notes", text{max: maxLongText, multiline: true}),
+		Terms:                  o.str("terms", text{max: maxLongText, multiline: true}),
 	}
 	in.checkFormats(r)
 	if items, ok := o.array(lineFields, 1, maxLines, true); ok {
@@ -85,14 +84,15 @@ func (in *CreateInvoice) checkFormats(r *reader) {
 	}
 }
 
-// parseDate checks an ISO 8601 full-date; ok is false when absent or invalid.
+// parseDate checks an ISO 8601 full-date within the service's date range;
+// ok is false when absent or invalid.
 func parseDate(r *reader, path, s string) (time.Time, bool) {
 	if s == "" {
 		return time.Time{}, false
 	}
-	d, err := time.Parse(dateLayout, s)
-	if err != nil || len(s) != len(dateLayout) {
-		r.add(path, "must be a date (YYYY-MM-DD)")
+	d, err := events.ParseDate(s)
+	if err != nil {
+		r.add(path, "%v", err)
 		return time.Time{}, false
 	}
 	return d, true
@@ -104,11 +104,11 @@ func (r *reader) line(path string, v any) LineInput {
 		return LineInput{}
 	}
 	l := LineInput{
-		Description: o.reqStr("description", text{min: 1, max: 500}),
+		Description: o.reqStr("description", text{min: 1, max: 500, multiline: true}),
 		Unit:        o.str("unit", text{min: 1, max: 32}),
 	}
 	if q, ok := o.required("quantity"); ok {
-		l.Quantity = r.checkText(join(path, "quantity"), q, text{})
+		l.Quantity = r.checkText(join(path, "quantity"), q, text{min: 1})
 		if l.Quantity != "" {
 			if _, err := events.ParseQuantity(l.Quantity); err != nil {
 				r.add(join(path, "quantity"), "%s", quantityMessage(err))

@@ -1,8 +1,6 @@
 package command
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"testing"
 	"unicode/utf8"
@@ -11,10 +9,8 @@ import (
 )
 
 func decodeObject(data []byte) (map[string]any, bool) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var m map[string]any
-	return m, dec.Decode(&m) == nil && m != nil
+	m, err := DecodeObject(data)
+	return m, err == nil
 }
 
 // FuzzParseCreateInvoice: any JSON object either yields violations with

@@ -1,19 +1,18 @@
 package transport
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
-	"unicode/utf8"
+
+	"github.com/invoicing/invoicing/command"
 )
 
 // readObject reads a create's body: it must be JSON by Content-Type (415),
-// at most maxBytes (413), and exactly one well-formed JSON object (400).
-// Numbers stay json.Number so that validation sees them exactly.
+// at most maxBytes (413), and exactly one well-formed JSON object (400, see
+// command.DecodeObject).
 func readObject(r *http.Request, maxBytes int64) (map[string]any, error) {
 	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mediaType != "application/json" {
@@ -29,25 +28,7 @@ func readObject(r *http.Request, maxBytes int64) (map[string]any, error) {
 	if int64(len(raw)) > maxBytes {
 		return nil, errPayloadTooLarge{limit: maxBytes}
 	}
-	if !utf8.Valid(raw) {
-		// encoding/json would quietly turn bad bytes into U+FFFD and store
-		// text the client never sent.
-		return nil, fmt.Errorf("%w: the body is not valid UTF-8", errMalformedBody)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("%w: %v", errMalformedBody, err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: trailing data after the object", errMalformedBody)
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%w: got a JSON %T", errMalformedBody, v)
-	}
-	return obj, nil
+	return command.DecodeObject(raw)
 }
 
 // writeJSON renders v with status. Encoding errors cannot be reported to a

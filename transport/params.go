@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/query"
 )
 
@@ -83,13 +84,19 @@ func parseList(q url.Values, filters ...string) (listParams, *paramError) {
 	return out, perr
 }
 
-// text checks an exact-match string filter of 1..max code points.
+// text checks an exact-match string filter of 1..max code points of text
+// (events.CheckText: a query string may carry any bytes, %00 and %FF too).
 func (p listParams) text(perr *paramError, name string, max int) string {
 	v, ok := p.filters[name]
-	if ok {
-		if n := utf8.RuneCountInString(v); n < 1 || n > max {
-			perr.add(name, "must be 1 to "+strconv.Itoa(max)+" characters")
-		}
+	if !ok {
+		return ""
+	}
+	if err := events.CheckText(v, false); err != nil {
+		perr.add(name, err.Error())
+		return ""
+	}
+	if n := utf8.RuneCountInString(v); n < 1 || n > max {
+		perr.add(name, "must be 1 to "+strconv.Itoa(max)+" characters")
 	}
 	return v
 }

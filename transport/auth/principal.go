@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/invoicing/invoicing/events"
 )
 
 // Scopes this service knows (DESIGN.md §5).
@@ -32,13 +35,22 @@ func (p Principal) CanRead() bool { return p.HasScope(ScopeRead) || p.HasScope(S
 // CanWrite reports whether the principal may create resources.
 func (p Principal) CanWrite() bool { return p.HasScope(ScopeWrite) }
 
+// MaxAccountIDLength bounds the account claim, in code points.
+const MaxAccountIDLength = 255
+
 // principalOf reads the principal from verified claims. A missing, empty or
 // non-string account claim is ErrForbidden rather than ErrUnauthenticated:
-// the token is genuine, it just grants nothing here.
+// the token is genuine, it just grants nothing here. So is an account id
+// that could not be stored as text (a control character such as NUL, or
+// over MaxAccountIDLength): it ends up in every event and read-model row.
 func principalOf(claims jwt.MapClaims, orgClaim string) (Principal, error) {
 	account, _ := claims[orgClaim].(string)
 	if account == "" {
 		return Principal{}, fmt.Errorf("%w: the token has no %q claim", ErrForbidden, orgClaim)
+	}
+	if err := events.CheckText(account, false); err != nil || utf8.RuneCountInString(account) > MaxAccountIDLength {
+		return Principal{}, fmt.Errorf("%w: the %q claim is not an account id of 1 to %d characters without control characters",
+			ErrForbidden, orgClaim, MaxAccountIDLength)
 	}
 	p := Principal{
 		AccountID: account,

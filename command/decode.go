@@ -1,0 +1,216 @@
+package command
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// ErrMalformedBody means a request body is not one well-formed JSON object
+// this service can read without guessing: a syntax error, trailing data, a
+// key given twice, a lone UTF-16 surrogate escape, or bytes that are not
+// UTF-8.
+var ErrMalformedBody = errors.New("the body must be one well-formed JSON object")
+
+// MalformedBodyError says where and why a body is malformed. Path is empty
+// when the problem is not at one field (a syntax error, trailing data).
+type MalformedBodyError struct {
+	Violations []Violation
+	Reason     string
+}
+
+func (e *MalformedBodyError) Error() string {
+	if len(e.Violations) == 0 {
+		return ErrMalformedBody.Error() + ": " + e.Reason
+	}
+	return ErrMalformedBody.Error() + ": " + (&ValidationError{Violations: e.Violations}).Error()
+}
+
+// Unwrap makes errors.Is(err, ErrMalformedBody) hold.
+func (e *MalformedBodyError) Unwrap() error { return ErrMalformedBody }
+
+// maxBodyDepth bounds nesting; no request of this API nests deeper than 4.
+const maxBodyDepth = 32
+
+// DecodeObject decodes a request body into the generic form the Parse
+// functions validate, keeping numbers as json.Number so that they are seen
+// exactly. Unlike encoding/json it refuses what it would otherwise resolve
+// silently: duplicate keys (encoding/json keeps the last) and lone surrogate
+// escapes such as "\ud800" (encoding/json stores U+FFFD, text the client
+// never sent), each reported at its path.
+func DecodeObject(raw []byte) (map[string]any, error) {
+	if !utf8.Valid(raw) {
+		return nil, &MalformedBodyError{Reason: "the body is not valid UTF-8"}
+	}
+	d := &bodyDecoder{dec: json.NewDecoder(bytes.NewReader(raw)), raw: raw}
+	d.dec.UseNumber()
+	v, err := d.value("", 0)
+	if err != nil {
+		return nil, &MalformedBodyError{Reason: err.Error()}
+	}
+	if _, err := d.dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, &MalformedBodyError{Reason: "trailing data after the object"}
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, &MalformedBodyError{Reason: fmt.Sprintf("got a JSON %s, want an object", jsonKind(v))}
+	}
+	if len(d.violations) > 0 {
+		return nil, &MalformedBodyError{Violations: d.violations, Reason: "see the paths"}
+	}
+	return obj, nil
+}
+
+// bodyDecoder walks the token stream, keeping the raw text of each string
+// token to look at its escapes.
+type bodyDecoder struct {
+	dec        *json.Decoder
+	raw        []byte
+	violations []Violation
+}
+
+// token returns the next token and the raw bytes it was read from (with any
+// separators before it, which hold no backslash).
+func (d *bodyDecoder) token() (json.Token, []byte, error) {
+	start := d.dec.InputOffset()
+	tok, err := d.dec.Token()
+	return tok, d.raw[start:d.dec.InputOffset()], err
+}
+
+func (d *bodyDecoder) value(path string, depth int) (any, error) {
+	tok, raw, err := d.token()
+	if err != nil {
+		return nil, syntaxError(err)
+	}
+	if depth > maxBodyDepth {
+		return nil, fmt.Errorf("nested deeper than %d levels", maxBodyDepth)
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '{' {
+			return d.object(path, depth)
+		}
+		return d.array(path, depth)
+	case string:
+		d.checkEscapes(path, raw)
+	}
+	return tok, nil
+}
+
+func (d *bodyDecoder) object(path string, depth int) (map[string]any, error) {
+	m := map[string]any{}
+	for d.dec.More() {
+		tok, raw, err := d.token()
+		if err != nil {
+			return nil, syntaxError(err)
+		}
+		key, _ := tok.(string) // object keys are always strings
+		at := join(path, key)
+		d.checkEscapes(at, raw)
+		if _, dup := m[key]; dup {
+			d.violations = append(d.violations, Violation{Path: at, Message: "is given more than once"})
+		}
+		if m[key], err = d.value(at, depth+1); err != nil {
+			return nil, err
+		}
+	}
+	_, err := d.dec.Token() // '}'
+	return m, syntaxError(err)
+}
+
+func (d *bodyDecoder) array(path string, depth int) ([]any, error) {
+	items := []any{}
+	for d.dec.More() {
+		v, err := d.value(index(path, len(items)), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, v)
+	}
+	_, err := d.dec.Token() // ']'
+	return items, syntaxError(err)
+}
+
+func (d *bodyDecoder) checkEscapes(path string, raw []byte) {
+	if hasLoneSurrogate(raw) {
+		d.violations = append(d.violations, Violation{Path: path,
+			Message: "holds a lone UTF-16 surrogate escape (\\uD800 to \\uDFFF not in a high-low pair), which is not text"})
+	}
+}
+
+// hasLoneSurrogate reports whether the raw JSON string text escapes a UTF-16
+// surrogate that is not part of a high-low pair. The decoder has already
+// checked the syntax, so every escape is complete.
+func hasLoneSurrogate(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		i++ // the escaped character; a `\\` is skipped whole
+		if raw[i] != 'u' {
+			continue
+		}
+		r := hex4(raw[i+1 : i+5])
+		i += 4
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		case r >= 0xD800 && r <= 0xDBFF:
+			if !bytes.HasPrefix(raw[i+1:], []byte(`\u`)) || i+7 > len(raw) {
+				return true
+			}
+			if low := hex4(raw[i+3 : i+7]); low < 0xDC00 || low > 0xDFFF {
+				return true
+			}
+			i += 6
+		}
+	}
+	return false
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			r |= rune(c-'A') + 10
+		}
+	}
+	return r
+}
+
+// syntaxError words a decoder error for the client, nil for nil.
+func syntaxError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("the body ends before the JSON value does")
+	}
+	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case json.Number:
+		return "number"
+	case bool:
+		return "boolean"
+	case nil:
+		return "null"
+	}
+	return "value"
+}
