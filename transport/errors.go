@@ -11,7 +11,6 @@ import (
 
 // Errors transport itself detects, before any command or query runs.
 var (
-	errMalformedBody        = errors.New("the body must be one well-formed JSON object")
 	errUnsupportedMediaType = errors.New("the body must be sent as Content-Type: application/json")
 	errMissingScope         = errors.New("the token lacks the scope this operation needs")
 	errRouteNotFound        = errors.New("no such resource")
@@ -32,6 +31,10 @@ type errorRow struct {
 	message string
 }
 
+// retryAfterSeconds is the Retry-After of every 503: the condition (a
+// database restarting, projections catching up) usually clears in seconds.
+const retryAfterSeconds = "1"
+
 func is(target error) func(error) bool {
 	return func(err error) bool { return errors.Is(err, target) }
 }
@@ -45,7 +48,7 @@ var errorTable = []errorRow{
 	{as[*command.ValidationError], http.StatusUnprocessableEntity, "validation_failed", "The request is invalid; see details."},
 	{as[*paramError], http.StatusUnprocessableEntity, "validation_failed", "The request is invalid; see details."},
 	{is(query.ErrInvalidCursor), http.StatusUnprocessableEntity, "validation_failed", "The request is invalid; see details."},
-	{is(errMalformedBody), http.StatusBadRequest, "malformed_request", "The body must be one well-formed JSON object."},
+	{is(command.ErrMalformedBody), http.StatusBadRequest, "malformed_request", "The body must be one well-formed JSON object."},
 	{is(command.ErrInvalidIdempotencyKey), http.StatusBadRequest, "malformed_request", "The idempotency-key header is required: 8 to 255 printable ASCII characters without spaces."},
 	{is(auth.ErrUnauthenticated), http.StatusUnauthorized, "unauthenticated", "A valid bearer access token is required."},
 	{is(auth.ErrForbidden), http.StatusForbidden, "forbidden", "The access token does not name an account."},
@@ -57,6 +60,7 @@ var errorTable = []errorRow{
 	{is(command.ErrIdempotencyKeyReused), http.StatusConflict, "idempotency_key_reused", "The idempotency key was already used with a different request."},
 	{as[errPayloadTooLarge], http.StatusRequestEntityTooLarge, "payload_too_large", "The request body is too large."},
 	{is(errUnsupportedMediaType), http.StatusUnsupportedMediaType, "unsupported_media_type", "The body must be sent as Content-Type: application/json."},
+	{is(command.ErrNotYetReadable), http.StatusServiceUnavailable, "not_yet_readable", "The request was stored but cannot be read back yet; send it again with the same idempotency-key to get its result."},
 }
 
 // errorBody is the one error shape of every response.
@@ -89,7 +93,10 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			break
 		}
 	}
-	if status == http.StatusInternalServerError {
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", retryAfterSeconds)
+	}
+	if status >= http.StatusInternalServerError {
 		s.logger.ErrorContext(r.Context(), "request failed", "request_id", id, "error", err)
 	} else {
 		s.logger.DebugContext(r.Context(), "request rejected", "request_id", id, "status", status, "error", err)
@@ -101,15 +108,24 @@ func details(err error) []detailJSON {
 	var out []detailJSON
 	var verr *command.ValidationError
 	var perr *paramError
+	var merr *command.MalformedBodyError
 	switch {
 	case errors.As(err, &verr):
-		for _, v := range verr.Violations {
-			out = append(out, detailJSON{Message: v.Message, Path: v.Path})
-		}
+		out = violationDetails(verr.Violations)
+	case errors.As(err, &merr):
+		out = violationDetails(merr.Violations)
 	case errors.As(err, &perr):
 		out = perr.details
 	case errors.Is(err, query.ErrInvalidCursor):
 		out = []detailJSON{{Message: "is not a cursor issued for this list and these filters", Path: "after"}}
+	}
+	return out
+}
+
+func violationDetails(vs []command.Violation) []detailJSON {
+	var out []detailJSON
+	for _, v := range vs {
+		out = append(out, detailJSON{Message: v.Message, Path: v.Path})
 	}
 	return out
 }
