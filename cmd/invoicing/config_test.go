@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +95,40 @@ func TestEventStoreURLErrorHidesThePassword(t *testing.T) {
 	})
 	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), `"kurentdb"`) {
 		t.Errorf("loadConfig = %v, want an error naming the scheme but not the password", err)
+	}
+}
+
+// rawExchange sends raw bytes to the service on a new connection and reads
+// one response.
+func rawExchange(t *testing.T, s *service, raw string) (response, time.Duration) {
+	t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	start := time.Now()
+	if _, err := io.WriteString(c, raw); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("after %s: %v", time.Since(start), err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{status: res.StatusCode, header: res.Header, body: body}, time.Since(start)
+}
+
+func TestServerAnswersUnreadableRequestsInTheErrorShape(t *testing.T) {
+	s := newService(t)
+	r, _ := rawExchange(t, s, "GET /healthz HTTP/1.1\r\n\r\n") // no Host
+	mustStatus(t, r, http.StatusBadRequest)
+	if code := errorCode(t, r); code != "malformed_request" {
+		t.Errorf("code = %q, want malformed_request", code)
 	}
 }

@@ -150,7 +150,9 @@ func (a *app) run(ctx context.Context, ln net.Listener, grace time.Duration) err
 	}()
 	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second}
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	// Through ShapeServerErrors, net/http's own answers to requests it
+	// cannot read come in the error shape too.
+	go func() { serveErr <- srv.Serve(transport.ShapeServerErrors(ln)) }()
 	a.logger.Info("serving", "addr", ln.Addr().String())
 
 	var err error
