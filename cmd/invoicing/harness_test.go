@@ -28,7 +28,7 @@ const testSecret = "test-secret-of-at-least-32-bytes!!"
 // database, listening on a loopback port. Its client validates every request
 // and response against the OpenAPI document.
 type service struct {
-	t      *testing.T
+	t      testing.TB
 	url    string
 	client *http.Client
 	pool   *pgxpool.Pool
@@ -36,7 +36,7 @@ type service struct {
 	dbURL  string
 }
 
-func testConfig(t *testing.T) config {
+func testConfig(t testing.TB) config {
 	t.Helper()
 	return config{
 		DatabaseURL:   pgtest.NewDatabase(t),
@@ -48,7 +48,7 @@ func testConfig(t *testing.T) config {
 }
 
 // newService starts the service; edit may adjust the configuration.
-func newService(t *testing.T, edit ...func(*config)) *service {
+func newService(t testing.TB, edit ...func(*config)) *service {
 	t.Helper()
 	cfg := testConfig(t)
 	for _, e := range edit {
@@ -79,7 +79,7 @@ func newService(t *testing.T, edit ...func(*config)) *service {
 }
 
 // token mints an HS256 token for org with scopes (default read and write).
-func token(t *testing.T, org string, scopes ...string) string {
+func token(t testing.TB, org string, scopes ...string) string {
 	t.Helper()
 	if scopes == nil {
 		scopes = []string{auth.ScopeRead, auth.ScopeWrite}

@@ -88,17 +88,25 @@ func openDatabases(ctx context.Context, cfg config, logger *slog.Logger) (*pgxpo
 		pool.Close()
 		return nil, nil, err
 	}
-	if err := projections.Migrate(ctx, pool); err != nil {
-		err = fmt.Errorf("migrate read models: %w", err)
-	} else {
-		_, err = projections.Install(ctx, pool, projections.All())
-	}
-	if err != nil {
+	if err := migrateReadModels(ctx, pool); err != nil {
 		store.Close()
 		pool.Close()
 		return nil, nil, err
 	}
 	return pool, store, nil
+}
+
+// migrateReadModels creates the projections' bookkeeping and the tables of
+// new projections, and refuses tables newer than this binary's code (a
+// rolled-back deploy must rebuild, not write into a newer schema).
+func migrateReadModels(ctx context.Context, pool *pgxpool.Pool) error {
+	if err := projections.Migrate(ctx, pool); err != nil {
+		return fmt.Errorf("migrate read models: %w", err)
+	}
+	if _, err := projections.Install(ctx, pool, projections.All()); err != nil {
+		return fmt.Errorf("install read models: %w", err)
+	}
+	return nil
 }
 
 func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
