@@ -3,13 +3,16 @@
 
 GO ?= go
 PG_LOCAL := ./deploy/local-postgres.sh
+# Pinned: `go run pkg@version` fetches, verifies against the checksum
+# database and caches this exact version; nothing else to install.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 # Development-only settings for `make run`; override on the command line or in
 # the environment, e.g. `make run LOG_LEVEL=debug`.
 AUTH_HS256_SECRET ?= dev-only-insecure-hs256-secret-0123456789abcdef
 LOG_LEVEL ?= info
 
-.PHONY: build run test lint lint-openapi up down pg-stop clean
+.PHONY: build run test lint tools lint-openapi up down pg-stop clean
 
 build:
 	$(GO) build -o bin/invoicing ./cmd/invoicing
@@ -55,8 +58,13 @@ lint:
 	  -o -name '*.go' -print | xargs -r gofmt -l)" || { echo "gofmt failed" >&2; exit 1; }; \
 	  if [ -n "$$unformatted" ]; then echo "gofmt -l lists (run gofmt -w):" >&2; echo "$$unformatted" >&2; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 	@if [ -d internal/archtest ]; then echo "$(GO) test -count=1 ./internal/archtest/..."; \
 	  $(GO) test -count=1 ./internal/archtest/...; fi
+
+# The linters' pinned versions, fetched into the module cache (.ci/run).
+tools:
+	$(GO) install $(STATICCHECK)
 
 pg-stop:
 	@$(PG_LOCAL) stop
