@@ -2,10 +2,12 @@ package transport
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"os"
 
 	"github.com/invoicing/invoicing/command"
 )
@@ -22,6 +24,11 @@ func readObject(r *http.Request, maxBytes int64) (map[string]any, error) {
 		return nil, errPayloadTooLarge{limit: maxBytes}
 	}
 	raw, err := io.ReadAll(io.LimitReader(r.Body, maxBytes+1))
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		// The server's ReadTimeout passed mid-body: a client that stalled
+		// or trickled it gets 408, not 500.
+		return nil, fmt.Errorf("%w: %w", errRequestTimeout, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read body: %w", err)
 	}

@@ -15,6 +15,7 @@ var (
 	errMissingScope         = errors.New("the token lacks the scope this operation needs")
 	errRouteNotFound        = errors.New("no such resource")
 	errMethodNotAllowed     = errors.New("method not allowed")
+	errRequestTimeout       = errors.New("the body was not received within the read timeout")
 )
 
 // errPayloadTooLarge wraps the body reader's limit error.
@@ -57,6 +58,7 @@ var errorTable = []errorRow{
 	{is(query.ErrNotFound), http.StatusNotFound, "not_found", "The resource does not exist."},
 	{is(errRouteNotFound), http.StatusNotFound, "not_found", "The resource does not exist."},
 	{is(errMethodNotAllowed), http.StatusMethodNotAllowed, "method_not_allowed", "The method is not allowed on this resource."},
+	{is(errRequestTimeout), http.StatusRequestTimeout, "request_timeout", "The request body was not received in time."},
 	{is(command.ErrIdempotencyKeyReused), http.StatusConflict, "idempotency_key_reused", "The idempotency key was already used with a different request."},
 	{as[errPayloadTooLarge], http.StatusRequestEntityTooLarge, "payload_too_large", "The request body is too large."},
 	{is(errUnsupportedMediaType), http.StatusUnsupportedMediaType, "unsupported_media_type", "The body must be sent as Content-Type: application/json."},

@@ -11,9 +11,37 @@ import (
 	"github.com/invoicing/invoicing/events/esdb"
 )
 
+// The HTTP server's timeouts by default; the README's configuration table
+// states them. Without them a client that sends headers and then stalls or
+// trickles its body holds a connection and a goroutine for ever.
+const (
+	// DefaultReadHeaderTimeout bounds reading a request's headers.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultReadTimeout bounds reading a whole request, headers and body
+	// (HTTP_READ_TIMEOUT); a body not in by then gets 408.
+	DefaultReadTimeout = 30 * time.Second
+	// DefaultWriteTimeout bounds a request from the end of its headers to
+	// the end of its response (HTTP_WRITE_TIMEOUT), so it covers the body
+	// read and a create's read-your-writes wait as well.
+	DefaultWriteTimeout = 60 * time.Second
+	// DefaultIdleTimeout bounds how long a kept-alive connection waits for
+	// its next request (HTTP_IDLE_TIMEOUT).
+	DefaultIdleTimeout = 120 * time.Second
+)
+
+// httpTimeouts are the http.Server fields of the same names; zero means
+// none, as there.
+type httpTimeouts struct {
+	ReadHeader time.Duration
+	Read       time.Duration
+	Write      time.Duration
+	Idle       time.Duration
+}
+
 // config is every setting of `serve`, read once from the environment.
 type config struct {
 	HTTPAddr      string
+	HTTP          httpTimeouts
 	DatabaseURL   string
 	EventStoreURL string
 	MaxBodyBytes  int64
@@ -37,6 +65,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 		DatabaseURL:   getenv("DATABASE_URL"),
 		EventStoreURL: getenv("EVENTSTORE_URL"),
 		MaxBodyBytes:  1 << 20,
+		HTTP: httpTimeouts{
+			ReadHeader: DefaultReadHeaderTimeout, Read: DefaultReadTimeout,
+			Write: DefaultWriteTimeout, Idle: DefaultIdleTimeout,
+		},
 		ShutdownGrace: 30 * time.Second,
 		WaitTimeout:   5 * time.Second,
 		Auth: authConfig{
@@ -61,6 +93,16 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		cfg.MaxBodyBytes = n
 	}
+	cfg.HTTP.Read = duration(getenv, "HTTP_READ_TIMEOUT", cfg.HTTP.Read, &problems)
+	cfg.HTTP.Write = duration(getenv, "HTTP_WRITE_TIMEOUT", cfg.HTTP.Write, &problems)
+	cfg.HTTP.Idle = duration(getenv, "HTTP_IDLE_TIMEOUT", cfg.HTTP.Idle, &problems)
+	// The write deadline starts when the headers are in, so a create may
+	// spend up to the read timeout on its body and then wait for the read
+	// models; a shorter write timeout would cut its 201 off.
+	if need := cfg.HTTP.Read + cfg.WaitTimeout; cfg.HTTP.Write <= need {
+		problems = append(problems, fmt.Errorf("HTTP_WRITE_TIMEOUT=%s: want more than HTTP_READ_TIMEOUT plus the %s read-your-writes wait (%s)", cfg.HTTP.Write, cfg.WaitTimeout, need))
+	}
+	cfg.HTTP.ReadHeader = min(cfg.HTTP.ReadHeader, cfg.HTTP.Read)
 	if err := cfg.LogLevel.UnmarshalText([]byte(or(getenv("LOG_LEVEL"), "info"))); err != nil {
 		problems = append(problems, fmt.Errorf("LOG_LEVEL: %w", err))
 	}
@@ -80,4 +122,19 @@ func or(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// duration reads the environment variable name as a positive Go duration
+// ("45s", "2m"), keeping def when it is unset.
+func duration(getenv func(string) string, name string, def time.Duration, problems *[]error) time.Duration {
+	v := getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		*problems = append(*problems, fmt.Errorf("%s=%q: want a positive duration such as 30s", name, v))
+		return def
+	}
+	return d
 }

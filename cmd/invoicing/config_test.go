@@ -98,9 +98,10 @@ func TestEventStoreURLErrorHidesThePassword(t *testing.T) {
 	}
 }
 
-// rawExchange sends raw bytes to the service on a new connection and reads
-// one response.
-func rawExchange(t *testing.T, s *service, raw string) (response, time.Duration) {
+// rawExchange sends raw bytes to the service on a new connection, reads one
+// response, and reports how long it took and whether the server then closed
+// the connection.
+func rawExchange(t *testing.T, s *service, raw string) (r response, took time.Duration, closed bool) {
 	t.Helper()
 	c, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
 	if err != nil {
@@ -112,23 +113,90 @@ func rawExchange(t *testing.T, s *service, raw string) (response, time.Duration)
 	if _, err := io.WriteString(c, raw); err != nil {
 		t.Fatal(err)
 	}
-	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	br := bufio.NewReader(c)
+	res, err := http.ReadResponse(br, nil)
 	if err != nil {
 		t.Fatalf("after %s: %v", time.Since(start), err)
 	}
-	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return response{status: res.StatusCode, header: res.Header, body: body}, time.Since(start)
+	took = time.Since(start)
+	_, err = br.ReadByte()
+	return response{status: res.StatusCode, header: res.Header, body: body}, took, err == io.EOF
 }
 
 func TestServerAnswersUnreadableRequestsInTheErrorShape(t *testing.T) {
 	s := newService(t)
-	r, _ := rawExchange(t, s, "GET /healthz HTTP/1.1\r\n\r\n") // no Host
+	r, _, closed := rawExchange(t, s, "GET /healthz HTTP/1.1\r\n\r\n") // no Host
 	mustStatus(t, r, http.StatusBadRequest)
-	if code := errorCode(t, r); code != "malformed_request" {
-		t.Errorf("code = %q, want malformed_request", code)
+	if code := errorCode(t, r); code != "malformed_request" || !closed {
+		t.Errorf("code = %q, connection closed %v; want malformed_request, true", code, closed)
+	}
+}
+
+func TestHTTPTimeouts(t *testing.T) {
+	base := map[string]string{"DATABASE_URL": "postgres://localhost/x", "AUTH_HS256_SECRET": testSecret}
+	load := func(extra map[string]string) (config, error) {
+		return loadConfig(func(k string) string {
+			if v, ok := extra[k]; ok {
+				return v
+			}
+			return base[k]
+		})
+	}
+	cfg, err := load(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := httpTimeouts{ReadHeader: DefaultReadHeaderTimeout, Read: DefaultReadTimeout, Write: DefaultWriteTimeout, Idle: DefaultIdleTimeout}
+	if cfg.HTTP != want || want != (httpTimeouts{10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute}) {
+		t.Errorf("defaults = %+v, want %+v", cfg.HTTP, want)
+	}
+
+	cfg, err = load(map[string]string{"HTTP_READ_TIMEOUT": "4s", "HTTP_WRITE_TIMEOUT": "1m30s", "HTTP_IDLE_TIMEOUT": "5m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The header timeout is never longer than the whole request's.
+	want = httpTimeouts{ReadHeader: 4 * time.Second, Read: 4 * time.Second, Write: 90 * time.Second, Idle: 5 * time.Minute}
+	if cfg.HTTP != want {
+		t.Errorf("overridden = %+v, want %+v", cfg.HTTP, want)
+	}
+
+	for _, bad := range []map[string]string{
+		{"HTTP_READ_TIMEOUT": "30"},
+		{"HTTP_READ_TIMEOUT": "0s"},
+		{"HTTP_WRITE_TIMEOUT": "-1m"},
+		{"HTTP_IDLE_TIMEOUT": "soon"},
+		{"HTTP_WRITE_TIMEOUT": "30s"},                           // not over 30 s read + 5 s wait
+		{"HTTP_READ_TIMEOUT": "1m", "HTTP_WRITE_TIMEOUT": "1m"}, // idem
+	} {
+		_, err := load(bad)
+		for name := range bad {
+			if err == nil || !strings.Contains(err.Error(), "HTTP_") {
+				t.Errorf("%s=%s: loadConfig = %v, want an error naming it", name, bad[name], err)
+			}
+		}
+	}
+}
+
+func TestAStalledBodyGets408InTheErrorShape(t *testing.T) {
+	const readTimeout = 500 * time.Millisecond
+	s := newService(t, func(c *config) { c.HTTP = httpTimeouts{Read: readTimeout, Write: 10 * time.Second} })
+	// Headers promise 100 bytes; 10 come, then nothing.
+	r, took, closed := rawExchange(t, s, "POST /v1/companies HTTP/1.1\r\nHost: x\r\n"+
+		"Authorization: Bearer "+token(t, "acme")+"\r\nIdempotency-Key: stalled-body-1\r\n"+
+		"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\": \"")
+	mustStatus(t, r, http.StatusRequestTimeout)
+	if code := errorCode(t, r); code != "request_timeout" {
+		t.Errorf("code = %q, want request_timeout", code)
+	}
+	if !closed {
+		t.Error("the connection stays open, but the rest of the body may still come")
+	}
+	if took < readTimeout || took > readTimeout+2*time.Second {
+		t.Errorf("answered after %s, want about %s", took, readTimeout)
 	}
 }

@@ -42,11 +42,12 @@ func serve(ctx context.Context, cfg config, logOut io.Writer) error {
 
 // app is the wired service.
 type app struct {
-	pool    *pgxpool.Pool
-	store   events.Store
-	group   *projections.Group
-	handler http.Handler
-	logger  *slog.Logger
+	pool     *pgxpool.Pool
+	store    events.Store
+	group    *projections.Group
+	handler  http.Handler
+	logger   *slog.Logger
+	timeouts httpTimeouts
 }
 
 func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
@@ -67,7 +68,7 @@ func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
 	commands := command.NewHandler(command.Config{
 		Store: store, Waiter: group, Directory: directory{queries}, Logger: logger, WaitTimeout: cfg.WaitTimeout,
 	})
-	a := &app{pool: pool, store: store, group: group, logger: logger}
+	a := &app{pool: pool, store: store, group: group, logger: logger, timeouts: cfg.HTTP}
 	a.handler = transport.NewHandler(transport.Config{
 		Commands: commands, Queries: queries, Auth: verifier, Logger: logger,
 		MaxBodyBytes: cfg.MaxBodyBytes, Ready: a.ready,
@@ -156,7 +157,13 @@ func (a *app) run(ctx context.Context, ln net.Listener, grace time.Duration) err
 		defer wg.Done()
 		a.group.Run(projCtx)
 	}()
-	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{
+		Handler:           a.handler,
+		ReadHeaderTimeout: a.timeouts.ReadHeader,
+		ReadTimeout:       a.timeouts.Read,
+		WriteTimeout:      a.timeouts.Write,
+		IdleTimeout:       a.timeouts.Idle,
+	}
 	serveErr := make(chan error, 1)
 	// Through ShapeServerErrors, net/http's own answers to requests it
 	// cannot read come in the error shape too.

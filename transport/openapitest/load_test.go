@@ -75,7 +75,7 @@ func TestOperationsRejectsAnInvalidDocument(t *testing.T) {
 // error status the Error schema as application/json.
 func TestErrorResponses(t *testing.T) {
 	reads := []string{"200", "401", "403", "404", "422", "500"}
-	creates := []string{"201", "400", "401", "403", "404", "409", "413", "415", "422", "500"}
+	creates := []string{"201", "400", "401", "403", "404", "408", "409", "413", "415", "422", "500"}
 	want := map[string][]string{
 		"createCompany": slices.DeleteFunc(slices.Clone(creates), func(s string) bool { return s == "404" }),
 		"listCompanies": reads, "getCompany": reads,
