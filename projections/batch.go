@@ -27,27 +27,58 @@ type target struct {
 }
 
 // applyBatch writes the batch's rows and the new checkpoint in one
-// transaction; the checkpoint update is a compare-and-swap on the old one.
-// All statements go to the server in one round trip.
-func applyBatch(ctx context.Context, pool *pgxpool.Pool, proj Projection, to target, from events.Position, batch []events.RecordedEvent) (events.Position, error) {
+// transaction; the checkpoint update is a compare-and-swap on the old one
+// and on q's epoch. All statements go to the server in one round trip.
+//
+// When that fails on an error an event causes (see deterministic), the
+// batch is written again in a new transaction, one event at a time, setting
+// aside the events that fail (see quarantine.go); it returns them. A batch
+// with an event of a quarantined stream takes that path at once. Any other
+// error fails the batch, and the caller retries it.
+func applyBatch(ctx context.Context, pool *pgxpool.Pool, proj Projection, to target, q *quarantine, from events.Position, batch []events.RecordedEvent) (events.Position, []QuarantinedEvent, error) {
 	last := batch[len(batch)-1].Position
+	if !q.touches(batch) {
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			if err := to.enter(ctx, tx); err != nil {
+				return err
+			}
+			return sendEvents(ctx, tx, proj, batch, func(b *pgx.Batch) { q.queueCAS(b, from, last) })
+		})
+		if err == nil {
+			return last, nil, nil
+		}
+		if !deterministic(err) {
+			return from, nil, err
+		}
+	}
+	set, err := applyBatchCarefully(ctx, pool, proj, to, q, from, batch)
+	if err != nil {
+		return from, nil, err
+	}
+	q.add(set)
+	return last, set, nil
+}
+
+// applyBatchCarefully is applyBatch's slow path. The quarantine rows are
+// written after the compare-and-swap, so that every writer takes the locks
+// in the same order (read-model tables, checkpoint row, quarantine rows) and
+// none can deadlock with a rebuild's swap or a retry.
+func applyBatchCarefully(ctx context.Context, pool *pgxpool.Pool, proj Projection, to target, q *quarantine, from events.Position, batch []events.RecordedEvent) ([]QuarantinedEvent, error) {
+	var set []QuarantinedEvent
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if err := to.enter(ctx, tx); err != nil {
 			return err
 		}
-		return sendEvents(ctx, tx, proj, batch, func(b *pgx.Batch) {
-			b.Queue(casCheckpointSQL, to.checkpoint, from.String(), last.String()).Exec(func(tag pgconn.CommandTag) error {
-				if tag.RowsAffected() != 1 {
-					return errCheckpointMoved
-				}
-				return nil
-			})
-		})
+		var err error
+		if set, err = applyCarefully(ctx, tx, proj, q, batch); err != nil {
+			return err
+		}
+		b := &pgx.Batch{}
+		q.queueCAS(b, from, batch[len(batch)-1].Position)
+		queueRecords(b, set)
+		return tx.SendBatch(ctx, b).Close()
 	})
-	if err != nil {
-		return from, err
-	}
-	return last, nil
+	return set, err
 }
 
 // sendEvents queues every event's statements, then whatever finish adds,
@@ -56,7 +87,7 @@ func sendEvents(ctx context.Context, tx pgx.Tx, proj Projection, evs []events.Re
 	b := &pgx.Batch{}
 	for _, ev := range evs {
 		if err := proj.Apply(ev, b); err != nil {
-			return fmt.Errorf("apply %s at %s: %w", ev.Type, ev.Position, err)
+			return fmt.Errorf("apply %s at %s: %w", ev.Type, ev.Position, &applyError{err})
 		}
 	}
 	if finish != nil {
@@ -70,10 +101,6 @@ func sendEvents(ctx context.Context, tx pgx.Tx, proj Projection, evs []events.Re
 	}
 	return nil
 }
-
-const casCheckpointSQL = `
-	UPDATE public.projection_checkpoints SET position = $3, updated_at = now()
-	WHERE name = $1 AND position = $2`
 
 // enter points the transaction at the target's schema.
 func (to target) enter(ctx context.Context, tx pgx.Tx) error {
@@ -93,6 +120,7 @@ func (to target) enter(ctx context.Context, tx pgx.Tx) error {
 // querier is what a pool and a transaction share.
 type querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 

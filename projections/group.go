@@ -16,6 +16,11 @@ import (
 // ErrWaitTimeout means a projection had not reached a position in time.
 var ErrWaitTimeout = errors.New("projections: read models not caught up in time")
 
+// ErrQuarantined means a projection quarantined the event waited for: the
+// read models will not show it until an operator retries it
+// (RetryQuarantined).
+var ErrQuarantined = errors.New("projections: event quarantined; the read models do not show it")
+
 // Group runs a set of projections and tells writers when the read models
 // have caught up with an event (read-your-writes).
 type Group struct {
@@ -52,6 +57,8 @@ func (g *Group) Run(ctx context.Context) {
 }
 
 // Err reports a projection whose last attempt failed, for readiness checks.
+// Quarantined events are not failures: the projections go on for everyone
+// else (see QuarantineCount).
 func (g *Group) Err() error {
 	for _, r := range g.runners {
 		if err := r.Err(); err != nil {
@@ -74,52 +81,87 @@ func (g *Group) progressed() <-chan struct{} {
 	return g.progress
 }
 
+// QuarantineCount returns how many events the group's projections have
+// quarantined, for the readiness probe to report. It is no reason to be
+// unready: the projections go on with every other event.
+func (g *Group) QuarantineCount(ctx context.Context) (int64, error) {
+	return countQuarantine(ctx, g.pool, g.names)
+}
+
 // waitPoll bounds how long WaitFor sleeps between checkpoint reads when the
-// projections run in another process and no local commit wakes it.
+// projections run in another process and no local commit wakes it, or when
+// the database does not answer.
 const waitPoll = 20 * time.Millisecond
 
 // WaitFor blocks until every projection's checkpoint has reached pos, or
-// ctx ends (ErrWaitTimeout when its deadline passed). It reads the
-// checkpoints from the database, so it works whichever instance runs them.
+// ctx ends (ErrWaitTimeout). It reads the checkpoints from the database, so
+// it works whichever instance runs the projections. It returns an error
+// wrapping ErrQuarantined as soon as a projection has quarantined the event
+// at pos. When the database does not answer it keeps trying until ctx ends,
+// and the ErrWaitTimeout then wraps the last error too.
 func (g *Group) WaitFor(ctx context.Context, pos events.Position) error {
+	var lastErr error
 	for {
 		woken := g.progressed()
 		done, err := g.reached(ctx, pos)
-		if err != nil && ctx.Err() == nil {
+		switch {
+		case errors.Is(err, ErrQuarantined):
 			return err
-		}
-		if done {
+		case err != nil && ctx.Err() == nil:
+			lastErr = err
+		case done:
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w (waiting for %s): %w", ErrWaitTimeout, pos, ctx.Err())
+			return waitTimeout(ctx, pos, lastErr)
 		case <-woken:
 		case <-time.After(waitPoll):
 		}
 	}
 }
 
+func waitTimeout(ctx context.Context, pos events.Position, lastErr error) error {
+	if lastErr == nil {
+		return fmt.Errorf("%w (waiting for %s): %w", ErrWaitTimeout, pos, ctx.Err())
+	}
+	return fmt.Errorf("%w (waiting for %s): %w; last error: %w", ErrWaitTimeout, pos, ctx.Err(), lastErr)
+}
+
+// reachedSQL reads every checkpoint and, in the same round trip, whether
+// the event at $2 is quarantined under it (a primary-key probe).
+const reachedSQL = `
+	SELECT c.name, c.position, EXISTS (
+		SELECT 1 FROM public.projection_quarantine q WHERE q.name = c.name AND q.position = $2)
+	FROM public.projection_checkpoints c WHERE c.name = ANY($1)`
+
 func (g *Group) reached(ctx context.Context, pos events.Position) (bool, error) {
-	rows, err := g.pool.Query(ctx, `SELECT position FROM projection_checkpoints WHERE name = ANY($1)`, g.names)
+	rows, err := g.pool.Query(ctx, reachedSQL, g.names, pos.String())
 	if err != nil {
 		return false, fmt.Errorf("read checkpoints: %w", err)
 	}
 	defer rows.Close()
-	seen := 0
+	seen, behind := 0, false
 	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return false, err
+		var (
+			name, s     string
+			quarantined bool
+		)
+		if err := rows.Scan(&name, &s, &quarantined); err != nil {
+			return false, fmt.Errorf("read checkpoints: %w", err)
+		}
+		if quarantined {
+			return false, fmt.Errorf("%w: projection %s set aside the event at %s", ErrQuarantined, name, pos)
 		}
 		cp, err := events.ParsePosition(s)
 		if err != nil {
-			return false, err
+			return false, fmt.Errorf("checkpoint of %s: %w", name, err)
 		}
-		if cp.Compare(pos) < 0 {
-			return false, nil
-		}
+		behind = behind || cp.Compare(pos) < 0
 		seen++
 	}
-	return seen == len(g.names), rows.Err()
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("read checkpoints: %w", err)
+	}
+	return seen == len(g.names) && !behind, nil
 }

@@ -4,7 +4,8 @@
 // batch, writes read-model rows and the new checkpoint in one transaction:
 // the effect of every event lands exactly once, whatever crashes in between.
 // One process at a time runs a projection (a session advisory lock); the
-// others wait and take over when it dies.
+// others wait and take over when it dies. An event a projection cannot
+// apply is quarantined rather than stopping it (see quarantine.go).
 //
 // Each projection owns its tables, described by a versioned schema. A new
 // version is built beside the live tables in a shadow schema, from the first

@@ -65,12 +65,17 @@ func (b *Rebuilder) UpgradeIfStale(ctx context.Context, p Projection) error {
 }
 
 // Build creates (or resumes) the tables of p in to.schema and applies every
-// event up to the end of the store.
+// event up to the end of the store. Events it cannot apply are quarantined
+// under to.checkpoint, as the live runner would.
 func (b *Rebuilder) Build(ctx context.Context, p Projection, to target) (events.Position, error) {
 	if err := b.prepare(ctx, p, to); err != nil {
 		return events.Position{}, err
 	}
 	pos, err := loadCheckpoint(ctx, b.Pool, to.checkpoint)
+	if err != nil {
+		return pos, err
+	}
+	q, err := loadQuarantine(ctx, b.Pool, to.checkpoint)
 	if err != nil {
 		return pos, err
 	}
@@ -82,18 +87,35 @@ func (b *Rebuilder) Build(ctx context.Context, p Projection, to target) (events.
 			return pos, fmt.Errorf("read events after %s: %w", pos, err)
 		}
 		if len(page) > 0 {
-			if pos, err = applyBatch(ctx, b.Pool, p, to, pos, page); err != nil {
-				return pos, fmt.Errorf("rebuild %s: %w", p.Name(), err)
-			}
-			progress.Applied += int64(len(page))
-			progress.Position = pos
-			if b.OnBatch != nil {
-				b.OnBatch(progress)
+			if pos, err = b.applyPage(ctx, p, to, q, pos, page, &progress); err != nil {
+				return pos, err
 			}
 		}
 		if len(page) < size {
 			return pos, nil
 		}
+	}
+}
+
+// applyPage writes one page of events as a batch and reports progress.
+func (b *Rebuilder) applyPage(ctx context.Context, p Projection, to target, q *quarantine, pos events.Position, page []events.RecordedEvent, progress *Progress) (events.Position, error) {
+	pos, set, err := applyBatch(ctx, b.Pool, p, to, q, pos, page)
+	if err != nil {
+		return pos, fmt.Errorf("rebuild %s: %w", p.Name(), err)
+	}
+	b.logQuarantined(set)
+	progress.Applied += int64(len(page))
+	progress.Position = pos
+	if b.OnBatch != nil {
+		b.OnBatch(*progress)
+	}
+	return pos, nil
+}
+
+func (b *Rebuilder) logQuarantined(set []QuarantinedEvent) {
+	for _, qe := range set {
+		b.Logger.Warn("event quarantined; the rebuild goes on without it", "checkpoint", qe.Projection,
+			"position", qe.Position.String(), "stream", qe.Stream, "type", qe.Type, "error", qe.Error)
 	}
 }
 
@@ -118,6 +140,11 @@ func (b *Rebuilder) prepare(ctx context.Context, p Projection, to target) error 
 			return fmt.Errorf("create %s: %w", to.schema, err)
 		}
 		if err := create(ctx, tx, p, to.schema); err != nil {
+			return err
+		}
+		// Rows of an abandoned build of the same name describe tables
+		// that were just dropped.
+		if _, err := tx.Exec(ctx, `DELETE FROM public.projection_quarantine WHERE name = $1`, to.checkpoint); err != nil {
 			return err
 		}
 		_, err = loadCheckpoint(ctx, tx, to.checkpoint)
@@ -145,8 +172,8 @@ func (b *Rebuilder) swap(ctx context.Context, p Projection, to target, pos event
 
 // swapTx locks the live tables, applies the events that arrived since the
 // build caught up, moves the live tables out and the shadow tables in, and
-// moves the checkpoint: readers block for the length of this transaction
-// only, then see the new tables.
+// moves the checkpoint and the quarantine: readers block for the length of
+// this transaction only, then see the new tables.
 func (b *Rebuilder) swapTx(ctx context.Context, tx pgx.Tx, p Projection, to target, pos events.Position) error {
 	if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", swapLockTimeout.Milliseconds())); err != nil {
 		return err
@@ -162,22 +189,73 @@ func (b *Rebuilder) swapTx(ctx context.Context, tx pgx.Tx, p Projection, to targ
 	if err != nil {
 		return err
 	}
-	if err := to.enter(ctx, tx); err != nil {
-		return err
-	}
-	if err := sendEvents(ctx, tx, p, tail, nil); err != nil {
+	set, err := b.applyTail(ctx, tx, p, to, tail)
+	if err != nil {
 		return err
 	}
 	if len(tail) > 0 {
 		pos = tail[len(tail)-1].Position
 	}
-	if _, err := tx.Exec(ctx, `SET LOCAL search_path TO public`); err != nil {
-		return err
-	}
 	if err := moveTables(ctx, tx, p, to.schema); err != nil {
 		return err
 	}
-	return b.moveCheckpoint(ctx, tx, p, to, pos)
+	return moveCheckpoint(ctx, tx, p, to, pos, set)
+}
+
+// lockCheckpoint locks the live checkpoint row until the swap commits. The
+// live runner's compare-and-swap then waits for the swap and fails after it,
+// on the moved position or the bumped quarantine epoch, so the runner
+// reloads both. It must come after the tail is read: the row lock gives this
+// transaction an id, and ReadAll waits for every transaction with an id.
+func lockCheckpoint(ctx context.Context, tx pgx.Tx, name string) (events.Position, error) {
+	if _, err := loadCheckpoint(ctx, tx, name); err != nil {
+		return events.Position{}, err
+	}
+	var s string
+	if err := tx.QueryRow(ctx, `SELECT position FROM public.projection_checkpoints WHERE name = $1 FOR UPDATE`, name).Scan(&s); err != nil {
+		return events.Position{}, fmt.Errorf("lock checkpoint %s: %w", name, err)
+	}
+	return events.ParsePosition(s)
+}
+
+// applyTail writes the tail into the shadow tables, quarantining under the
+// build's checkpoint as a batch would.
+func (b *Rebuilder) applyTail(ctx context.Context, tx pgx.Tx, p Projection, to target, tail []events.RecordedEvent) ([]QuarantinedEvent, error) {
+	q, err := loadQuarantine(ctx, tx, to.checkpoint)
+	if err != nil || len(tail) == 0 {
+		return nil, err
+	}
+	if err := to.enter(ctx, tx); err != nil {
+		return nil, err
+	}
+	set, err := writeTail(ctx, tx, p, q, tail)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(ctx, `SET LOCAL search_path TO public`); err != nil {
+		return nil, err
+	}
+	b.logQuarantined(set)
+	return set, nil
+}
+
+// writeTail writes the tail all at once behind a savepoint, or, when an
+// event fails deterministically, one at a time. The swap's transaction
+// holds the live tables, so it cannot start over as a runner's batch does.
+func writeTail(ctx context.Context, tx pgx.Tx, p Projection, q *quarantine, tail []events.RecordedEvent) ([]QuarantinedEvent, error) {
+	if !q.touches(tail) {
+		if _, err := tx.Exec(ctx, "SAVEPOINT swap_tail"); err != nil {
+			return nil, err
+		}
+		err := sendEvents(ctx, tx, p, tail, func(b *pgx.Batch) { b.Queue("RELEASE SAVEPOINT swap_tail") })
+		if err == nil || !deterministic(err) {
+			return nil, err
+		}
+		if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT swap_tail; RELEASE SAVEPOINT swap_tail"); err != nil {
+			return nil, err
+		}
+	}
+	return applyCarefully(ctx, tx, p, q, tail)
 }
 
 func (b *Rebuilder) readTail(ctx context.Context, pos events.Position) ([]events.RecordedEvent, error) {
@@ -215,31 +293,58 @@ func moveTables(ctx context.Context, tx pgx.Tx, p Projection, shadow string) err
 	return nil
 }
 
-// moveCheckpoint gives the live checkpoint the build's position. A live
-// runner may have moved past it meanwhile only over events this projection
-// ignores (any other event would have blocked on the table locks), so the
-// later of the two is right.
-func (b *Rebuilder) moveCheckpoint(ctx context.Context, tx pgx.Tx, p Projection, to target, pos events.Position) error {
-	live, err := loadCheckpoint(ctx, tx, p.Name())
+// moveCheckpoint gives the live checkpoint the build's position and makes
+// the build's quarantine the projection's, replacing the rows that described
+// the retired tables. Between reading the tail and locking the checkpoint,
+// the live runner may have moved past built over events that write nothing
+// to the locked tables: the later position is right, and the live rows past
+// built (events the runner set aside, which the build never saw) stay. The
+// epoch bump tells the live runner to reload its quarantined streams.
+func moveCheckpoint(ctx context.Context, tx pgx.Tx, p Projection, to target, built events.Position, tail []QuarantinedEvent) error {
+	live, err := lockCheckpoint(ctx, tx, p.Name())
 	if err != nil {
 		return err
 	}
+	retired, err := quarantinedUpTo(ctx, tx, p.Name(), built)
+	if err != nil {
+		return err
+	}
+	pos := built
 	if live.Compare(pos) > 0 {
 		pos = live
 	}
-	_, err = tx.Exec(ctx, `
-		UPDATE public.projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1;
-		`, p.Name(), pos.String())
-	if err != nil {
-		return err
-	}
-	if _, err := tx.Exec(ctx, `DELETE FROM public.projection_checkpoints WHERE name = $1`, to.checkpoint); err != nil {
-		return err
-	}
-	_, err = tx.Exec(ctx, `
+	b := &pgx.Batch{}
+	queueRecords(b, tail)
+	b.Queue(`
+		UPDATE public.projection_checkpoints
+		SET position = $2, updated_at = now(), quarantine_epoch = quarantine_epoch + 1
+		WHERE name = $1`, p.Name(), pos.String())
+	b.Queue(`DELETE FROM public.projection_quarantine WHERE name = $1 AND position = ANY($2)`, p.Name(), retired)
+	b.Queue(`UPDATE public.projection_quarantine SET name = $1 WHERE name = $2`, p.Name(), to.checkpoint)
+	b.Queue(`DELETE FROM public.projection_checkpoints WHERE name = $1`, to.checkpoint)
+	b.Queue(`
 		INSERT INTO public.projection_versions (name, version) VALUES ($1, $2)
 		ON CONFLICT (name) DO UPDATE SET version = EXCLUDED.version, updated_at = now()`, p.Name(), p.Version())
-	return err
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("move checkpoint and quarantine of %s: %w", p.Name(), err)
+	}
+	return nil
+}
+
+// quarantinedUpTo returns the positions of name's quarantined events up to
+// and including pos.
+func quarantinedUpTo(ctx context.Context, tx pgx.Tx, name string, pos events.Position) ([]string, error) {
+	list, err := listQuarantine(ctx, tx, []string{name})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, qe := range list {
+		if qe.Position.Compare(pos) <= 0 {
+			out = append(out, qe.Position.String())
+		}
+	}
+	return out, nil
 }
 
 // ErrRebuildRunning means another process is rebuilding the projection.

@@ -25,7 +25,7 @@ var errNotLeader = errors.New("projection is run by another process")
 type RunnerOptions struct {
 	BatchSize   int           // events per transaction while catching up (default 500)
 	MinBackoff  time.Duration // first retry delay after a failure (default 100 ms)
-	MaxBackoff  time.Duration // longest retry delay (default 5 s)
+	MaxBackoff  time.Duration // longest retry delay (default 500 ms)
 	StandbyPoll time.Duration // how often a standby tries the lock (default 1 s)
 	// Prepare runs once, holding the projection's lock, before the first
 	// batch: serve uses it to rebuild a projection whose tables are older
@@ -42,7 +42,10 @@ func (o *RunnerOptions) defaults() {
 		o.MinBackoff = 100 * time.Millisecond
 	}
 	if o.MaxBackoff <= 0 {
-		o.MaxBackoff = 5 * time.Second
+		// Short, so that a projector resumes within a second of the
+		// database accepting connections again; a failing attempt costs
+		// one connection attempt, which a recovering server can afford.
+		o.MaxBackoff = 500 * time.Millisecond
 	}
 	if o.StandbyPoll <= 0 {
 		o.StandbyPoll = time.Second
@@ -84,11 +87,17 @@ func (r *Runner) Err() error {
 }
 
 // Run runs the projection until ctx ends, restarting after errors with
-// exponential backoff and standing by while another process leads.
+// exponential backoff and standing by while another process leads. The
+// backoff starts over after a batch commits: a failure after a stretch of
+// work (the database restarting, say) is retried at once, not after the
+// delay a previous outage had grown to.
 func (r *Runner) Run(ctx context.Context) {
 	backoff := r.opts.MinBackoff
 	for ctx.Err() == nil {
-		err := r.lead(ctx)
+		committed, err := r.lead(ctx)
+		if committed {
+			backoff = r.opts.MinBackoff
+		}
 		wait := r.opts.StandbyPoll
 		switch {
 		case ctx.Err() != nil:
@@ -122,63 +131,94 @@ func lockKey(name string) int64 {
 }
 
 // lead takes the projection's session lock on a dedicated connection and
-// projects until ctx ends or something fails.
-func (r *Runner) lead(ctx context.Context) error {
+// projects until ctx ends or something fails. It reports whether a batch
+// committed.
+func (r *Runner) lead(ctx context.Context) (committed bool, err error) {
 	pooled, err := r.pool.Acquire(ctx)
 	if err != nil {
-		return fmt.Errorf("acquire lock connection: %w", err)
+		return false, fmt.Errorf("acquire lock connection: %w", err)
 	}
 	// The session lock lives as long as this connection; never pool it again.
 	conn := pooled.Hijack()
 	defer conn.Close(context.Background())
 	var got bool
 	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, lockKey(r.proj.Name())).Scan(&got); err != nil {
-		return fmt.Errorf("try lock: %w", err)
+		return false, fmt.Errorf("try lock: %w", err)
 	}
 	if !got {
-		return errNotLeader
+		return false, errNotLeader
 	}
 	if r.opts.Prepare != nil && !r.prepared {
 		if err := r.opts.Prepare(ctx, r.proj); err != nil {
-			return fmt.Errorf("prepare: %w", err)
+			return false, fmt.Errorf("prepare: %w", err)
 		}
 		r.prepared = true
 	}
 	pos, err := loadCheckpoint(ctx, r.pool, r.proj.Name())
 	if err != nil {
-		return err
+		return false, err
+	}
+	q, err := loadQuarantine(ctx, r.pool, r.proj.Name())
+	if err != nil {
+		return false, err
 	}
 	r.setState(true, nil)
-	return r.follow(ctx, pos)
+	return r.follow(ctx, pos, q)
 }
 
-func (r *Runner) follow(ctx context.Context, pos events.Position) error {
+// follow applies the subscription's events in batches from pos; q is the
+// leading session's list of quarantined streams.
+func (r *Runner) follow(ctx context.Context, pos events.Position, q *quarantine) (committed bool, err error) {
 	subCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sub, err := r.store.SubscribeAll(subCtx, pos)
 	if err != nil {
-		return fmt.Errorf("subscribe from %s: %w", pos, err)
+		return false, fmt.Errorf("subscribe from %s: %w", pos, err)
 	}
 	for {
 		batch, ok := r.nextBatch(ctx, sub)
 		if !ok {
 			if err := sub.Err(); err != nil {
-				return fmt.Errorf("subscription: %w", err)
+				return committed, fmt.Errorf("subscription: %w", err)
 			}
-			return ctx.Err()
+			return committed, ctx.Err()
 		}
-		// A batch in flight when ctx ends still commits: shutdown stops
-		// projectors after their current batch, not in the middle of it.
-		batchCtx, cancelBatch := context.WithTimeout(context.WithoutCancel(ctx), batchTimeout)
-		next, err := applyBatch(batchCtx, r.pool, r.proj, target{checkpoint: r.proj.Name()}, pos, batch)
-		cancelBatch()
-		if err != nil {
-			return err
+		if pos, err = r.apply(ctx, q, pos, batch); err != nil {
+			return committed, err
 		}
-		pos = next
+		committed = true
 		if r.opts.afterCommit != nil {
 			r.opts.afterCommit(pos)
 		}
+	}
+}
+
+// apply writes one batch. When a retry or a swap changed the quarantine
+// meanwhile, the batch rolled back: reload the list and write it again.
+func (r *Runner) apply(ctx context.Context, q *quarantine, pos events.Position, batch []events.RecordedEvent) (events.Position, error) {
+	for {
+		// A batch in flight when ctx ends still commits: shutdown stops
+		// projectors after their current batch, not in the middle of it.
+		batchCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), batchTimeout)
+		next, set, err := applyBatch(batchCtx, r.pool, r.proj, target{checkpoint: r.proj.Name()}, q, pos, batch)
+		cancel()
+		if !errors.Is(err, errQuarantineChanged) || ctx.Err() != nil {
+			r.logQuarantined(set)
+			return next, err
+		}
+		fresh, err := loadQuarantine(ctx, r.pool, r.proj.Name())
+		if err != nil {
+			return pos, err
+		}
+		*q = *fresh
+	}
+}
+
+func (r *Runner) logQuarantined(set []QuarantinedEvent) {
+	for _, qe := range set {
+		r.logger.Warn("event quarantined; the projection goes on without it",
+			"position", qe.Position.String(), "stream", qe.Stream, "revision", qe.Revision,
+			"type", qe.Type, "error", qe.Error)
 	}
 }
 

@@ -32,7 +32,12 @@ type env struct {
 
 func newEnv(t testing.TB) env {
 	t.Helper()
-	url := pgtest.NewDatabase(t)
+	return newEnvAt(t, pgtest.NewDatabase(t))
+}
+
+// newEnvAt is newEnv on the database at url.
+func newEnvAt(t testing.TB, url string) env {
+	t.Helper()
 	pool := connect(t, url)
 	ctx := context.Background()
 	if err := pgstore.Migrate(ctx, pool); err != nil {
@@ -161,7 +166,7 @@ func TestFailureMidBatchRollsBackAndRetries(t *testing.T) {
 
 func TestSecondProcessCannotRunTheSameProjection(t *testing.T) {
 	e := newEnv(t)
-	last := appendCompanies(t, e.store, 20)
+	appendCompanies(t, e.store, 20)
 	opts := RunnerOptions{BatchSize: 3, StandbyPoll: 10 * time.Millisecond}
 	a := NewRunner(Companies{}, e.store, connect(t, e.url), quiet, opts)
 	b := NewRunner(Companies{}, e.store, connect(t, e.url), quiet, opts)
@@ -193,7 +198,7 @@ func TestSecondProcessCannotRunTheSameProjection(t *testing.T) {
 
 	leaderStop() // the leading process dies; the standby must take over
 	<-leaderDone
-	last = appendCompanies(t, e.store, 5)
+	last := appendCompanies(t, e.store, 5)
 	g := &Group{pool: e.pool, names: []string{"companies"}, progress: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

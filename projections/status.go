@@ -24,33 +24,50 @@ type Status struct {
 	LagAge    time.Duration
 	// Building is the checkpoint of an unfinished rebuild, if any.
 	Building *events.Position
+	// Quarantined counts the events the projection set aside because it
+	// could not apply them (see QuarantinedEvents, RetryQuarantined).
+	Quarantined int64
 }
 
 // lagCountCap bounds the events counted for lag, so status stays quick on
 // a projection that is very far behind.
 const lagCountCap = 1_000_000
 
-// Statuses reports every projection's version, checkpoint and lag.
+// Statuses reports every projection's version, checkpoint, lag and
+// quarantined events.
 func Statuses(ctx context.Context, pool *pgxpool.Pool, store events.Store, projs []Projection, now time.Time) ([]Status, error) {
 	var out []Status
 	for _, p := range projs {
-		st := Status{Name: p.Name(), CodeVersion: p.Version()}
-		err := pool.QueryRow(ctx, `SELECT version FROM public.projection_versions WHERE name = $1`, p.Name()).Scan(&st.LiveVersion)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return nil, fmt.Errorf("version of %s: %w", p.Name(), err)
-		}
-		if st.Checkpoint, err = readCheckpoint(ctx, pool, p.Name()); err != nil {
-			return nil, err
-		}
-		if building, err := readCheckpoint(ctx, pool, buildCheckpoint(p)); err == nil && building != (events.Position{}) {
-			st.Building = &building
-		}
-		if st.LagEvents, st.LagAge, err = lag(ctx, store, st.Checkpoint, now); err != nil {
+		st, err := statusOf(ctx, pool, store, p, now)
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+func statusOf(ctx context.Context, pool *pgxpool.Pool, store events.Store, p Projection, now time.Time) (Status, error) {
+	st := Status{Name: p.Name(), CodeVersion: p.Version()}
+	err := pool.QueryRow(ctx, `SELECT version FROM public.projection_versions WHERE name = $1`, p.Name()).Scan(&st.LiveVersion)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return st, fmt.Errorf("version of %s: %w", p.Name(), err)
+	}
+	if st.Checkpoint, err = readCheckpoint(ctx, pool, p.Name()); err != nil {
+		return st, err
+	}
+	building, err := readCheckpoint(ctx, pool, buildCheckpoint(p))
+	if err != nil {
+		return st, err
+	}
+	if building != (events.Position{}) {
+		st.Building = &building
+	}
+	if st.LagEvents, st.LagAge, err = lag(ctx, store, st.Checkpoint, now); err != nil {
+		return st, err
+	}
+	st.Quarantined, err = countQuarantine(ctx, pool, []string{p.Name()})
+	return st, err
 }
 
 // readCheckpoint returns a checkpoint without creating it; zero if absent.

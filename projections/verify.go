@@ -79,6 +79,9 @@ func (v *Verifier) dropScratch(ctx context.Context, scratch target) {
 	if err == nil {
 		_, err = v.Pool.Exec(ctx, `DELETE FROM public.projection_checkpoints WHERE name = $1`, scratch.checkpoint)
 	}
+	if err == nil {
+		_, err = v.Pool.Exec(ctx, `DELETE FROM public.projection_quarantine WHERE name = $1`, scratch.checkpoint)
+	}
 	if err != nil {
 		v.Logger.Warn("could not drop the audit's scratch copy", "schema", scratch.schema, "error", err)
 	}
