@@ -33,8 +33,10 @@ commands:
   dev-token   print a development access token signed with AUTH_HS256_SECRET
   events      read --stream NAME | export [--from POSITION] [--type T]... [--account ID] [--follow]
               print events as JSON lines, in global order
-  projections status | rebuild [NAME]
-              show versions, checkpoints and lag; rebuild beside the live tables and swap
+  projections status | rebuild [NAME]... | retry [NAME]...
+              show versions, checkpoints, lag and quarantined events; rebuild beside
+              the live tables and swap; apply quarantined events again (exit 1 if
+              some still fail)
   audit       verify: replay every event into a scratch copy and compare with the read models
 `
 

@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -16,18 +18,23 @@ import (
 	"github.com/invoicing/invoicing/projections"
 )
 
-// projectionsCommand runs `invoicing projections status|rebuild [NAME]`.
+const projectionsUsage = "projections status | projections rebuild [NAME]... | projections retry [NAME]..."
+
+// projectionsCommand runs `invoicing projections status|rebuild|retry`.
 func projectionsCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || (args[0] != "status" && args[0] != "rebuild") {
-		return fmt.Errorf("%w: projections status | projections rebuild [NAME]", errUsage)
+	if len(args) == 0 || !slices.Contains([]string{"status", "rebuild", "retry"}, args[0]) {
+		return fmt.Errorf("%w: %s", errUsage, projectionsUsage)
 	}
 	selected, err := selectProjections(args[1:])
 	if err != nil {
 		return err
 	}
 	return withDatabases(ctx, getenv, func(pool *pgxpool.Pool, store events.Store) error {
-		if args[0] == "status" {
+		switch args[0] {
+		case "status":
 			return printStatus(ctx, pool, store, stdout)
+		case "retry":
+			return retryQuarantined(ctx, pool, store, selected, stdout)
 		}
 		return rebuild(ctx, pool, store, selected, stderr)
 	})
@@ -59,15 +66,74 @@ func printStatus(ctx context.Context, pool *pgxpool.Pool, store events.Store, w 
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROJECTION\tCODE VERSION\tTABLES VERSION\tCHECKPOINT\tLAG EVENTS\tLAG SECONDS\tREBUILD")
+	fmt.Fprintln(tw, "PROJECTION\tCODE VERSION\tTABLES VERSION\tCHECKPOINT\tLAG EVENTS\tLAG SECONDS\tREBUILD\tQUARANTINED")
 	for _, s := range statuses {
 		building := "-"
 		if s.Building != nil {
 			building = "at " + s.Building.String()
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%.1f\t%s\n", s.Name, s.CodeVersion, s.LiveVersion, s.Checkpoint, s.LagEvents, s.LagAge.Seconds(), building)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%.1f\t%s\t%d\n", s.Name, s.CodeVersion, s.LiveVersion, s.Checkpoint, s.LagEvents, s.LagAge.Seconds(), building, s.Quarantined)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	quarantined, err := projections.QuarantinedEvents(ctx, pool, projections.All())
+	if err != nil || len(quarantined) == 0 {
+		return err
+	}
+	fmt.Fprintln(w, "\nQuarantined events (the projections go on without them; fix the cause, then run `invoicing projections retry`):")
+	return printQuarantined(w, quarantined, true)
+}
+
+// printQuarantined lists events, one a line; withError adds when each was
+// quarantined and why.
+func printQuarantined(w io.Writer, list []projections.QuarantinedEvent, withError bool) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	header := "PROJECTION\tPOSITION\tTYPE\tSTREAM\tREVISION"
+	if withError {
+		header += "\tSINCE\tERROR"
+	}
+	fmt.Fprintln(tw, header)
+	for _, qe := range list {
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%d", qe.Projection, qe.Position, qe.Type, qe.Stream, qe.Revision)
+		if withError {
+			line += "\t" + qe.At.UTC().Format(time.RFC3339) + "\t" + strings.Join(strings.Fields(qe.Error), " ")
+		}
+		fmt.Fprintln(tw, line)
 	}
 	return tw.Flush()
+}
+
+// errStillQuarantined makes `projections retry` exit 1.
+var errStillQuarantined = errors.New("events are still quarantined")
+
+// retryQuarantined runs `invoicing projections retry`: it re-applies each
+// projection's quarantined events and lists what it applied and what is
+// still quarantined.
+func retryQuarantined(ctx context.Context, pool *pgxpool.Pool, store events.Store, projs []projections.Projection, w io.Writer) error {
+	var applied, remaining []projections.QuarantinedEvent
+	for _, p := range projs {
+		res, err := projections.RetryQuarantined(ctx, pool, store, p)
+		applied, remaining = append(applied, res.Applied...), append(remaining, res.Remaining...)
+		if err != nil {
+			return fmt.Errorf("retry %s: %w", p.Name(), err)
+		}
+	}
+	fmt.Fprintf(w, "%d applied, %d still quarantined\n", len(applied), len(remaining))
+	if len(applied) > 0 {
+		fmt.Fprintln(w, "\nApplied:")
+		if err := printQuarantined(w, applied, false); err != nil {
+			return err
+		}
+	}
+	if len(remaining) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nStill quarantined:")
+	if err := printQuarantined(w, remaining, true); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %d event(s); see the errors above", errStillQuarantined, len(remaining))
 }
 
 // counter is implemented by stores that can count events cheaply (the
@@ -125,5 +191,3 @@ func auditCommand(ctx context.Context, args []string, getenv func(string) string
 		return nil
 	})
 }
-
-var errAuditFailed = errors.New("audit failed")
