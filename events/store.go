@@ -121,6 +121,11 @@ type Store interface {
 	// error wrapping ErrStreamNotFound.
 	ReadStream(ctx context.Context, stream string) ([]RecordedEvent, error)
 
+	// ReadLast returns the last event of a stream, or an error wrapping
+	// ErrStreamNotFound. Its cost does not grow with the stream (a
+	// company's numbering stream holds one event per issued invoice).
+	ReadLast(ctx context.Context, stream string) (RecordedEvent, error)
+
 	// ReadAll returns up to max events of this service's types after from,
 	// in global order. Fewer than max means the reader has caught up with
 	// every event committed so far.

@@ -192,6 +192,12 @@ func (f *fakeServer) readStream(o *api.ReadReq_Options, s api.Streams_ReadServer
 	for _, i := range idx[min(int(o.GetStream().GetRevision()), len(idx)):] {
 		out = append(out, f.log[i])
 	}
+	if o.GetReadDirection() == api.ReadReq_Options_Backwards { // only from the end, as ReadLast reads
+		out = nil
+		for j := len(idx) - 1; j >= 0; j-- {
+			out = append(out, f.log[idx[j]])
+		}
+	}
 	f.mu.Unlock()
 	if len(idx) == 0 {
 		return s.Send(&api.ReadResp{Content: &api.ReadResp_StreamNotFound_{StreamNotFound: &api.ReadResp_StreamNotFound{

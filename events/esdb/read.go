@@ -77,6 +77,25 @@ func (s *Store) ReadStream(ctx context.Context, stream string) ([]events.Recorde
 	return evs, nil
 }
 
+// ReadLast implements events.Store: one event, read backwards from the end.
+func (s *Store) ReadLast(ctx context.Context, stream string) (events.RecordedEvent, error) {
+	evs, err := call(ctx, s, func(ctx context.Context, c *esdb.Client) ([]events.RecordedEvent, error) {
+		rs, err := c.ReadStream(ctx, stream, esdb.ReadStreamOptions{Direction: esdb.Backwards, From: esdb.End{}}, 1)
+		if err != nil {
+			return nil, err
+		}
+		defer rs.Close()
+		return collect(rs)
+	})
+	if err != nil {
+		return events.RecordedEvent{}, readStreamError(stream, err)
+	}
+	if len(evs) == 0 {
+		return events.RecordedEvent{}, fmt.Errorf("esdb: read last of %s: %w", stream, events.ErrStreamNotFound)
+	}
+	return evs[0], nil
+}
+
 // readEvents reads up to count events of stream from revision from. A
 // missing stream shows up at the first Recv, not at ReadStream.
 func readEvents(ctx context.Context, c *esdb.Client, stream string, from, count uint64) ([]events.RecordedEvent, error) {
@@ -86,6 +105,11 @@ func readEvents(ctx context.Context, c *esdb.Client, stream string, from, count 
 		return nil, err
 	}
 	defer rs.Close()
+	return collect(rs)
+}
+
+// collect drains a stream read. A missing stream shows up at the first Recv.
+func collect(rs *esdb.ReadStream) ([]events.RecordedEvent, error) {
 	var out []events.RecordedEvent
 	for {
 		ev, err := rs.Recv()

@@ -78,6 +78,14 @@ func (m *memStore) ReadStream(ctx context.Context, stream string) ([]events.Reco
 	return out, nil
 }
 
+func (m *memStore) ReadLast(ctx context.Context, stream string) (events.RecordedEvent, error) {
+	evs, err := m.ReadStream(ctx, stream)
+	if err != nil {
+		return events.RecordedEvent{}, err
+	}
+	return evs[len(evs)-1], nil
+}
+
 func (m *memStore) ReadAll(ctx context.Context, from events.Position, max int) ([]events.RecordedEvent, error) {
 	out, _ := m.readAll(from, max)
 	return out, nil

@@ -14,6 +14,7 @@ func readCases() []testCase {
 	return []testCase{
 		{"ReadStream returns each event's id, type, data, metadata, revision, position and UTC recorded time", testReadStreamFields},
 		{"ReadStream of a missing stream is ErrStreamNotFound", testReadStreamMissing},
+		{"ReadLast returns a stream's last event as ReadStream does, and ErrStreamNotFound for a missing stream", testReadLast},
 		{"a 512 KiB payload round-trips through ReadStream, ReadAll and SubscribeAll", testLargePayload},
 		{"ReadAll from zero returns every service event in global order consistent with stream revisions", testReadAllFromZero},
 		{"ReadAll resumes right after the given position without gap or duplicate in pages of 7", testReadAllPages},
@@ -63,6 +64,29 @@ func testReadStreamMissing(f *fixture) {
 	_, err := f.store.ReadStream(f.ctx, f.stream("never-written"))
 	if !errors.Is(err, events.ErrStreamNotFound) {
 		f.t.Errorf("err = %v, want one wrapping events.ErrStreamNotFound", err)
+	}
+}
+
+func testReadLast(f *fixture) {
+	s := f.stream("last")
+	if _, err := f.store.ReadLast(f.ctx, s); !errors.Is(err, events.ErrStreamNotFound) {
+		f.t.Errorf("ReadLast of a missing stream: err = %v, want one wrapping events.ErrStreamNotFound", err)
+	}
+	for rev := uint64(0); rev < 3; rev++ {
+		expected := events.AtRevision(rev - 1)
+		if rev == 0 {
+			expected = events.NoStream()
+		}
+		ev := event(s, rev, fmt.Sprint("last ", rev))
+		f.mustAppend(s, expected, ev)
+		last, err := f.store.ReadLast(f.ctx, s)
+		if err != nil {
+			f.t.Fatalf("ReadLast after revision %d: %v", rev, err)
+		}
+		f.checkSame(last, ev, s, rev)
+		if all := f.readStream(s); last.Position.Compare(all[len(all)-1].Position) != 0 {
+			f.t.Errorf("ReadLast says position %s, ReadStream %s", last.Position, all[len(all)-1].Position)
+		}
 	}
 }
 

@@ -68,6 +68,7 @@ func cases() []testCase {
 	all = append(all, appendCases()...)
 	all = append(all, readCases()...)
 	all = append(all, subscribeCases()...)
+	all = append(all, numberingCases()...)
 	return all
 }
 

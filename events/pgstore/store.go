@@ -191,6 +191,26 @@ func (s *Store) ReadStream(ctx context.Context, stream string) ([]events.Recorde
 	return out, nil
 }
 
+// ReadLast implements events.Store: one index probe on (stream_name,
+// stream_revision).
+func (s *Store) ReadLast(ctx context.Context, stream string) (events.RecordedEvent, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT global_position, tx_id::text AS tx_text, event_id, stream_name, stream_revision,
+		       event_type, data::text, metadata::text, recorded_at
+		FROM events WHERE stream_name = $1 ORDER BY stream_revision DESC LIMIT 1`, stream)
+	if err != nil {
+		return events.RecordedEvent{}, fmt.Errorf("pgstore: read last of %s: %w", stream, err)
+	}
+	out, err := scanEvents(rows)
+	if err != nil {
+		return events.RecordedEvent{}, fmt.Errorf("pgstore: read last of %s: %w", stream, err)
+	}
+	if len(out) == 0 {
+		return events.RecordedEvent{}, fmt.Errorf("pgstore: read last of %s: %w", stream, events.ErrStreamNotFound)
+	}
+	return out[0], nil
+}
+
 // ReadAll implements events.Store; see order.go for why it cannot skip.
 //
 // A short page must mean "caught up with everything committed before the
