@@ -1,5 +1,5 @@
 # Targets: build, run, test, lint, pg-stop, clean. `make run` and `make test`
-# need only Go and the system's PostgreSQL server binaries (DESIGN.md §6).
+# need only Go and the system's PostgreSQL server binaries (README.md).
 
 GO ?= go
 PG_LOCAL := ./deploy/local-postgres.sh

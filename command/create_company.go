@@ -9,7 +9,7 @@ import (
 
 var opCreateCompany = operation{name: "companies.create", kind: events.KindCompany}
 
-// Company defaults (DESIGN.md §3).
+// Company defaults (docs/decisions.md).
 const (
 	DefaultLanguage         = "en"
 	DefaultPaymentTermsDays = 30
@@ -27,6 +27,7 @@ type CreateCompany struct {
 	Email                   string              `json:"email,omitempty"`
 	ExternalReference       string              `json:"external_reference,omitempty"`
 	Identifiers             []events.Identifier `json:"identifiers"`
+	InvoiceNumberPrefix     string              `json:"invoice_number_prefix,omitempty"`
 }
 
 // ParseCreateCompany validates a decoded JSON body, reporting every
@@ -34,15 +35,17 @@ type CreateCompany struct {
 func ParseCreateCompany(body map[string]any) (CreateCompany, error) {
 	r := &reader{}
 	o, _ := r.openObject("", body, "legal_name", "trading_name", "address", "default_currency",
-		"default_language", "default_payment_terms_days", "email", "external_reference", "identifiers")
+		"default_language", "default_payment_terms_days", "email", "external_reference", "identifiers",
+		"invoice_number_prefix")
 	c := CreateCompany{
-		LegalName:         o.reqStr("legal_name", name200),
-		TradingName:       o.str("trading_name", name200),
-		DefaultCurrency:   o.reqStr("default_currency", currency),
-		DefaultLanguage:   o.str("default_language", language),
-		Email:             o.str("email", email),
-		ExternalReference: o.str("external_reference", reference),
-		Identifiers:       o.identifiers("identifiers"),
+		LegalName:           o.reqStr("legal_name", name200),
+		TradingName:         o.str("trading_name", name200),
+		DefaultCurrency:     o.reqStr("default_currency", currency),
+		DefaultLanguage:     o.str("default_language", language),
+		Email:               o.str("email", email),
+		ExternalReference:   o.str("external_reference", reference),
+		Identifiers:         o.identifiers("identifiers"),
+		InvoiceNumberPrefix: o.str("invoice_number_prefix", numberPrefix),
 	}
 	if v, ok := o.required("address"); ok {
 		c.Address = r.address("address", v)
@@ -92,6 +95,7 @@ func (in CreateCompany) event(id, accountID string, now time.Time) events.Compan
 		Email:                   in.Email,
 		ExternalReference:       in.ExternalReference,
 		Identifiers:             in.Identifiers,
+		InvoiceNumberPrefix:     in.InvoiceNumberPrefix,
 		CreatedAt:               now,
 	}
 	if ev.DefaultLanguage == "" {

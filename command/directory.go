@@ -16,6 +16,10 @@ type Directory interface {
 	Company(ctx context.Context, accountID, companyID string) (CompanyRecord, error)
 	// Customer returns the company's customer, or ErrNotFound.
 	Customer(ctx context.Context, accountID, companyID, customerID string) (CustomerRecord, error)
+	// InvoiceStream returns the stream of the company's invoice, or
+	// ErrNotFound. The stream, not the read model, is what lifecycle
+	// operations decide on.
+	InvoiceStream(ctx context.Context, accountID, companyID, invoiceID string) (string, error)
 }
 
 // CompanyRecord is what commands need to know of a company.
@@ -29,6 +33,7 @@ type CompanyRecord struct {
 	DefaultCurrency         string
 	DefaultLanguage         string
 	DefaultPaymentTermsDays int
+	InvoiceNumberPrefix     string
 }
 
 // CustomerRecord is what commands need to know of a customer.

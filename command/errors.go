@@ -14,6 +14,10 @@ var ErrNotFound = errors.New("not found")
 // from a different request.
 var ErrIdempotencyKeyReused = errors.New("idempotency key already used for a different request")
 
+// ErrInvalidState means a lifecycle operation the invoice's state does not
+// allow: issuing what is not a draft, voiding what is void.
+var ErrInvalidState = errors.New("the invoice's state does not allow this operation")
+
 // ErrNotYetReadable means a create is stored (its event is durable) but the
 // read models could not confirm in time that it is readable: a database
 // outage, projection lag, or an event a projection could not apply. It is

@@ -140,21 +140,38 @@ func (h *Handler) create(ctx context.Context, req Request, op operation, scope, 
 }
 
 func (h *Handler) eventData(stream, eventType string, payload any, req Request, fp string) (events.EventData, error) {
-	data, err := json.Marshal(payload)
+	md, err := metadata(req, fp, "")
 	if err != nil {
-		return events.EventData{}, fmt.Errorf("encode %s: %w", eventType, err)
+		return events.EventData{}, err
 	}
+	return newEvent(stream, 0, eventType, payload, md)
+}
+
+// metadata encodes what every event records of its request; keyHash is set
+// for lifecycle operations only.
+func metadata(req Request, fp, keyHash string) (json.RawMessage, error) {
 	md, err := json.Marshal(events.Metadata{
 		AccountID:          req.Actor.AccountID,
 		Actor:              events.Actor{Subject: req.Actor.Subject, ClientID: req.Actor.ClientID},
 		RequestID:          req.RequestID,
 		RequestFingerprint: fp,
+		IdempotencyKey:     keyHash,
 		SchemaVersion:      events.SchemaVersion,
 	})
 	if err != nil {
-		return events.EventData{}, fmt.Errorf("encode metadata: %w", err)
+		return nil, fmt.Errorf("encode metadata: %w", err)
 	}
-	return events.EventData{ID: events.EventID(stream, 0), Type: eventType, Data: data, Metadata: md}, nil
+	return md, nil
+}
+
+// newEvent builds the event at revision of stream, with the deterministic
+// id that makes a retried append recognisable.
+func newEvent(stream string, revision uint64, eventType string, payload any, md json.RawMessage) (events.EventData, error) {
+	data, err := json.Marshal(payload)
+	if err != nil {
+		return events.EventData{}, fmt.Errorf("encode %s: %w", eventType, err)
+	}
+	return events.EventData{ID: events.EventID(stream, revision), Type: eventType, Data: data, Metadata: md}, nil
 }
 
 // replay reports done when the stream exists: it decodes the creating event

@@ -16,6 +16,8 @@ var (
 	email       = text{min: 1, max: 254, email: true}
 	name200     = text{min: 1, max: 200}
 	reference   = text{min: 1, max: 255}
+	// numberPrefix renders before an invoice's sequence number (INV-000042).
+	numberPrefix = text{max: 20, pattern: regexp.MustCompile(`^[A-Za-z0-9/_.-]{0,20}$`), hint: "up to 20 letters, digits and / _ . -"}
 )
 
 // maxIdentifiers is the spec's limit per record.

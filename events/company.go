@@ -17,5 +17,8 @@ type CompanyCreated struct {
 	Email                   string       `json:"email,omitempty"`
 	ExternalReference       string       `json:"external_reference,omitempty"`
 	Identifiers             []Identifier `json:"identifiers"`
-	CreatedAt               time.Time    `json:"created_at"`
+	// InvoiceNumberPrefix renders before the company's invoice numbers;
+	// absent in events written before it existed, which means "".
+	InvoiceNumberPrefix string    `json:"invoice_number_prefix,omitempty"`
+	CreatedAt           time.Time `json:"created_at"`
 }

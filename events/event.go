@@ -11,11 +11,16 @@ const (
 	TypeCompanyCreated  = "CompanyCreated"
 	TypeCustomerCreated = "CustomerCreated"
 	TypeInvoiceDrafted  = "InvoiceDrafted"
+	TypeInvoiceIssued   = "InvoiceIssued"
+	TypeInvoiceVoided   = "InvoiceVoided"
+	// TypeInvoiceNumberAssigned lives in a company's numbering stream.
+	TypeInvoiceNumberAssigned = "InvoiceNumberAssigned"
 )
 
 // Types lists every event type this service writes; subscriptions are
 // filtered to them.
-var Types = []string{TypeCompanyCreated, TypeCustomerCreated, TypeInvoiceDrafted}
+var Types = []string{TypeCompanyCreated, TypeCustomerCreated, TypeInvoiceDrafted,
+	TypeInvoiceIssued, TypeInvoiceVoided, TypeInvoiceNumberAssigned}
 
 // IsServiceType reports whether t is one of Types.
 func IsServiceType(t string) bool {
@@ -53,13 +58,16 @@ type RecordedEvent struct {
 	RecordedAt time.Time
 }
 
-// Metadata is carried by every event of this service (DESIGN.md §2).
+// Metadata is carried by every event of this service (events/README.md).
 type Metadata struct {
 	AccountID          string `json:"account_id"`
 	Actor              Actor  `json:"actor"`
 	RequestID          string `json:"request_id"`
 	RequestFingerprint string `json:"request_fingerprint"`
-	SchemaVersion      int    `json:"schema_version"`
+	// IdempotencyKey is the IdempotencyKeyHash of a lifecycle operation's
+	// key (creates need none: the key names their stream).
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	SchemaVersion  int    `json:"schema_version"`
 }
 
 // Actor is who caused an event: the token's subject and, for delegated or

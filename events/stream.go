@@ -14,6 +14,8 @@ const (
 	KindCompany  = "company"
 	KindCustomer = "customer"
 	KindInvoice  = "invoice"
+	// KindNumbering holds a company's invoice number sequence.
+	KindNumbering = "numbering"
 )
 
 // StreamName names the stream of the entity created by one create request:
@@ -21,15 +23,27 @@ const (
 // scope and the idempotency key. The key never appears in clear, and the
 // same key under another account, operation or company names another stream.
 func StreamName(kind, accountID, operation, scope, idempotencyKey string) string {
+	return kind + "-" + IdempotencyKeyHash(accountID, operation, scope, idempotencyKey)
+}
+
+// IdempotencyKeyHash identifies one idempotency key within its scope
+// (account, operation, path) without revealing it: base64url(SHA-256).
+// Lifecycle events carry it in their metadata, so that a retried operation
+// finds the event it already appended.
+func IdempotencyKeyHash(accountID, operation, scope, idempotencyKey string) string {
+	return hashParts(accountID, operation, scope, idempotencyKey)
+}
+
+func hashParts(parts ...string) string {
 	h := sha256.New()
-	for _, part := range []string{accountID, operation, scope, idempotencyKey} {
+	for _, part := range parts {
 		// Length prefixes keep ("ab","c") and ("a","bc") apart.
 		var n [8]byte
 		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
 		h.Write(n[:])
 		h.Write([]byte(part))
 	}
-	return kind + "-" + base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }
 
 // eventIDSpace is the UUIDv5 namespace of event ids.

@@ -18,7 +18,7 @@ var companiesSchema = mustSchema("companies.sql")
 func (Companies) Name() string { return "companies" }
 
 // Version implements Projection.
-func (Companies) Version() int { return 1 }
+func (Companies) Version() int { return 2 }
 
 // Schema implements Projection.
 func (Companies) Schema() string { return companiesSchema }
@@ -43,12 +43,14 @@ func (Companies) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
 	batch.Queue(`
 		INSERT INTO companies (id, account_id, stream_name, legal_name, trading_name, address,
 			default_currency, default_language, default_payment_terms_days, email,
-			external_reference, identifiers, created_at, updated_at, version, position_hi, position_lo)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $15, $16)
+			external_reference, identifiers, created_at, updated_at, version, position_hi, position_lo,
+			invoice_number_prefix)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $15, $16, $17)
 		ON CONFLICT (id) DO NOTHING`,
 		c.CompanyID, c.AccountID, ev.Stream, c.LegalName, nullable(c.TradingName), address,
 		c.DefaultCurrency, c.DefaultLanguage, c.DefaultPaymentTermsDays, nullable(c.Email),
-		nullable(c.ExternalReference), identifiers, c.CreatedAt, int64(ev.Revision)+1, hi, lo)
+		nullable(c.ExternalReference), identifiers, c.CreatedAt, int64(ev.Revision)+1, hi, lo,
+		c.InvoiceNumberPrefix)
 	return nil
 }
 

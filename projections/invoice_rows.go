@@ -10,7 +10,8 @@ import (
 	"github.com/invoicing/invoicing/events"
 )
 
-// Invoices projects InvoiceDrafted into the invoices table.
+// Invoices projects InvoiceDrafted into the invoices table, and the
+// lifecycle events (InvoiceIssued, InvoiceVoided) onto its row.
 type Invoices struct{}
 
 var invoicesSchema = mustSchema("invoices.sql")
@@ -19,7 +20,7 @@ var invoicesSchema = mustSchema("invoices.sql")
 func (Invoices) Name() string { return "invoices" }
 
 // Version implements Projection.
-func (Invoices) Version() int { return 1 }
+func (Invoices) Version() int { return 2 }
 
 // Schema implements Projection.
 func (Invoices) Schema() string { return invoicesSchema }
@@ -29,9 +30,43 @@ func (Invoices) Tables() []string { return []string{"invoices"} }
 
 // Apply implements Projection.
 func (Invoices) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
-	if ev.Type != events.TypeInvoiceDrafted {
-		return nil
+	switch ev.Type {
+	case events.TypeInvoiceDrafted:
+		return applyDrafted(ev, batch)
+	case events.TypeInvoiceIssued:
+		return applyIssued(ev, batch)
+	case events.TypeInvoiceVoided:
+		return applyVoided(ev, batch)
 	}
+	return nil
+}
+
+// The lifecycle updates set version to the event's revision + 1: an
+// invoice's version counts the events of its stream.
+const (
+	issuedSQL = `UPDATE invoices SET status = 'issued', number = $2, issued_at = $3, updated_at = $3, version = $4 WHERE id = $1`
+	voidedSQL = `UPDATE invoices SET status = 'void', void_reason = $2, voided_at = $3, updated_at = $3, version = $4 WHERE id = $1`
+)
+
+func applyIssued(ev events.RecordedEvent, batch *pgx.Batch) error {
+	var e events.InvoiceIssued
+	if err := json.Unmarshal(ev.Data, &e); err != nil {
+		return fmt.Errorf("invoices: decode %s event %x: %w", ev.Type, ev.ID, err)
+	}
+	batch.Queue(issuedSQL, e.InvoiceID, e.Number, e.IssuedAt, int64(ev.Revision)+1)
+	return nil
+}
+
+func applyVoided(ev events.RecordedEvent, batch *pgx.Batch) error {
+	var e events.InvoiceVoided
+	if err := json.Unmarshal(ev.Data, &e); err != nil {
+		return fmt.Errorf("invoices: decode %s event %x: %w", ev.Type, ev.ID, err)
+	}
+	batch.Queue(voidedSQL, e.InvoiceID, e.Reason, e.VoidedAt, int64(ev.Revision)+1)
+	return nil
+}
+
+func applyDrafted(ev events.RecordedEvent, batch *pgx.Batch) error {
 	var d events.InvoiceDrafted
 	var docs recordedDocuments
 	if err := errors.Join(json.Unmarshal(ev.Data, &d), json.Unmarshal(ev.Data, &docs)); err != nil {

@@ -24,6 +24,7 @@ type Company struct {
 	Email                   string
 	ExternalReference       string
 	Identifiers             []events.Identifier
+	InvoiceNumberPrefix     string
 	ArchivedAt              *time.Time
 	CreatedAt               time.Time
 	UpdatedAt               time.Time
@@ -37,7 +38,7 @@ type CompanyFilter struct {
 
 const companyColumns = `position_hi, position_lo, id::text, legal_name, coalesce(trading_name, ''), address,
 	default_currency, default_language, default_payment_terms_days, coalesce(email, ''),
-	coalesce(external_reference, ''), identifiers, archived_at, created_at, updated_at, version`
+	coalesce(external_reference, ''), identifiers, invoice_number_prefix, archived_at, created_at, updated_at, version`
 
 // Company returns the account's company, archived or not, or ErrNotFound.
 func (s *Store) Company(ctx context.Context, accountID, id string) (Company, error) {
@@ -68,7 +69,7 @@ func scanCompanies(rows pgx.Rows) ([]Company, []rowKey, error) {
 		)
 		err := rows.Scan(&k.hi, &k.lo, &c.ID, &c.LegalName, &c.TradingName, &address, &c.DefaultCurrency,
 			&c.DefaultLanguage, &c.DefaultPaymentTermsDays, &c.Email, &c.ExternalReference,
-			&identifiers, &c.ArchivedAt, &c.CreatedAt, &c.UpdatedAt, &c.Version)
+			&identifiers, &c.InvoiceNumberPrefix, &c.ArchivedAt, &c.CreatedAt, &c.UpdatedAt, &c.Version)
 		if err != nil {
 			return nil, nil, fmt.Errorf("scan company: %w", err)
 		}

@@ -49,6 +49,24 @@ const summaryColumns = `position_hi, position_lo, id::text, company_id::text, cu
 const fullColumns = summaryColumns + `, customer, issuer, language, lines,
 	coalesce(purchase_order_reference, ''), coalesce(notes, ''), coalesce(terms, '')`
 
+// InvoiceStream returns the event stream of an invoice of the account's
+// company, or ErrNotFound.
+func (s *Store) InvoiceStream(ctx context.Context, accountID, companyID, id string) (string, error) {
+	if !validID(id) || !validID(companyID) {
+		return "", ErrNotFound
+	}
+	var stream string
+	err := s.pool.QueryRow(ctx, `SELECT stream_name FROM invoices WHERE id = $1 AND account_id = $2 AND company_id = $3`,
+		id, accountID, companyID).Scan(&stream)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("invoice stream %s: %w", id, err)
+	}
+	return stream, nil
+}
+
 // Invoice returns an invoice only when it belongs to both the account and
 // the company; otherwise ErrNotFound.
 func (s *Store) Invoice(ctx context.Context, accountID, companyID, id string) (Invoice, error) {

@@ -38,6 +38,16 @@ func readObject(r *http.Request, maxBytes int64) (map[string]any, error) {
 	return command.DecodeObject(raw)
 }
 
+// readOptionalObject reads the body of an operation that may be sent
+// without one (issuing an invoice): an empty body is a nil object, anything
+// else follows readObject's rules.
+func readOptionalObject(r *http.Request, maxBytes int64) (map[string]any, error) {
+	if r.ContentLength == 0 {
+		return nil, nil
+	}
+	return readObject(r, maxBytes)
+}
+
 // writeJSON renders v with status. Encoding errors cannot be reported to a
 // client that already has the status line, so they are dropped here and the
 // types rendered are plain structs that always encode.

@@ -59,6 +59,7 @@ var errorTable = []errorRow{
 	{is(errRouteNotFound), http.StatusNotFound, "not_found", "The resource does not exist."},
 	{is(errMethodNotAllowed), http.StatusMethodNotAllowed, "method_not_allowed", "The method is not allowed on this resource."},
 	{is(errRequestTimeout), http.StatusRequestTimeout, "request_timeout", "The request body was not received in time."},
+	{is(command.ErrInvalidState), http.StatusConflict, "invalid_state", "The invoice's state does not allow this operation."},
 	{is(command.ErrIdempotencyKeyReused), http.StatusConflict, "idempotency_key_reused", "The idempotency key was already used with a different request."},
 	{as[errPayloadTooLarge], http.StatusRequestEntityTooLarge, "payload_too_large", "The request body is too large."},
 	{is(errUnsupportedMediaType), http.StatusUnsupportedMediaType, "unsupported_media_type", "The body must be sent as Content-Type: application/json."},

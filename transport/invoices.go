@@ -1,10 +1,13 @@
 package transport
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/gorilla/mux"
 
+	"github.com/invoicing/invoicing/command"
+	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/query"
 )
 
@@ -37,4 +40,27 @@ func (s *server) listInvoices(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, list(page, invoiceSummaryFromQuery))
 	return nil
+}
+
+// changeInvoice handles a lifecycle operation on an invoice (issue, void):
+// 200 with the invoice as the operation left it.
+func (s *server) changeInvoice(change func(context.Context, command.Request, string, string, map[string]any) (events.Invoice, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		perr := &paramError{}
+		companyID := pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
+		invoiceID := pathUUID(perr, "invoice_id", mux.Vars(r)["invoice_id"])
+		if err := perr.orNil(); err != nil {
+			return err
+		}
+		body, err := readOptionalObject(r, s.MaxBodyBytes)
+		if err != nil {
+			return err
+		}
+		inv, err := change(r.Context(), commandRequest(r), companyID, invoiceID, body)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, invoiceFromState(inv))
+		return nil
+	}
 }

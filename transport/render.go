@@ -7,7 +7,7 @@ import (
 	"github.com/invoicing/invoicing/query"
 )
 
-// Response bodies follow DESIGN.md §3: exactly the spec's fields; nullable
+// Response bodies follow docs/decisions.md: exactly the spec's fields; nullable
 // fields always present; defaulted fields always present; other optional
 // fields omitted when empty.
 
@@ -42,6 +42,7 @@ type companyJSON struct {
 	Email                   string              `json:"email,omitempty"`
 	ExternalReference       string              `json:"external_reference,omitempty"`
 	Identifiers             []events.Identifier `json:"identifiers"`
+	InvoiceNumberPrefix     string              `json:"invoice_number_prefix"`
 	ArchivedAt              *string             `json:"archived_at"`
 	CreatedAt               string              `json:"created_at"`
 	UpdatedAt               string              `json:"updated_at"`
@@ -56,7 +57,8 @@ func companyFromEvent(e events.CompanyCreated) companyJSON {
 		DefaultCurrency: e.DefaultCurrency, DefaultLanguage: e.DefaultLanguage,
 		DefaultPaymentTermsDays: e.DefaultPaymentTermsDays, Email: e.Email,
 		ExternalReference: e.ExternalReference, Identifiers: identifiers(e.Identifiers),
-		CreatedAt: timestamp(e.CreatedAt), UpdatedAt: timestamp(e.CreatedAt), Version: 1,
+		InvoiceNumberPrefix: e.InvoiceNumberPrefix,
+		CreatedAt:           timestamp(e.CreatedAt), UpdatedAt: timestamp(e.CreatedAt), Version: 1,
 	}
 }
 
@@ -66,7 +68,8 @@ func companyFromQuery(c query.Company) companyJSON {
 		DefaultCurrency: c.DefaultCurrency, DefaultLanguage: c.DefaultLanguage,
 		DefaultPaymentTermsDays: c.DefaultPaymentTermsDays, Email: c.Email,
 		ExternalReference: c.ExternalReference, Identifiers: identifiers(c.Identifiers),
-		ArchivedAt: nullableTimestamp(c.ArchivedAt), CreatedAt: timestamp(c.CreatedAt),
+		InvoiceNumberPrefix: c.InvoiceNumberPrefix,
+		ArchivedAt:          nullableTimestamp(c.ArchivedAt), CreatedAt: timestamp(c.CreatedAt),
 		UpdatedAt: timestamp(c.UpdatedAt), Version: c.Version,
 	}
 }

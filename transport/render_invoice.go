@@ -81,12 +81,21 @@ func optionalString(s string) *string {
 // invoiceFromEvent renders a draft as its event records it: version 1, no
 // number, never issued or voided.
 func invoiceFromEvent(e events.InvoiceDrafted) invoiceJSON {
+	return invoiceFromState(events.Invoice{InvoiceDrafted: e, Status: events.StatusDraft, UpdatedAt: e.CreatedAt, Version: 1})
+}
+
+// invoiceFromState renders an invoice as its stream's events make it, so a
+// lifecycle operation's answer (and its replay) needs no read model.
+func invoiceFromState(inv events.Invoice) invoiceJSON {
+	e := inv.InvoiceDrafted
 	return invoiceJSON{
 		invoiceSummaryJSON: invoiceSummaryJSON{
 			ID: e.InvoiceID, CompanyID: e.CompanyID, CustomerID: e.CustomerID, CustomerName: e.CustomerName,
-			Currency: e.Currency, IssueDate: e.IssueDate, DueDate: optionalString(e.DueDate), Status: "draft",
+			Currency: e.Currency, IssueDate: e.IssueDate, DueDate: optionalString(e.DueDate),
+			IssuedAt: nullableTimestamp(inv.IssuedAt), Number: optionalString(inv.Number), Status: inv.Status,
 			SubtotalMinor: e.SubtotalMinor, TaxMinor: e.TaxMinor, TotalMinor: e.TotalMinor,
-			CreatedAt: timestamp(e.CreatedAt), UpdatedAt: timestamp(e.CreatedAt), Version: 1,
+			CreatedAt: timestamp(e.CreatedAt), UpdatedAt: timestamp(inv.UpdatedAt), Version: inv.Version,
+			VoidReason: optionalString(inv.VoidReason), VoidedAt: nullableTimestamp(inv.VoidedAt),
 			ExternalReference: e.ExternalReference,
 		},
 		Customer: snapshotCustomer(e.Customer), Issuer: snapshotIssuer(e.Issuer), Language: e.Language,

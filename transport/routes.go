@@ -24,6 +24,10 @@ type Config struct {
 	// Ready reports whether the service can serve (database, event store,
 	// projectors); nil means always ready.
 	Ready func(ctx context.Context) error
+	// QuarantinedEvents counts the events projections set aside because
+	// they could not apply them; /readyz reports it. One such event does
+	// not make the service unready: every other account is served.
+	QuarantinedEvents func(ctx context.Context) (int64, error)
 }
 
 type server struct {
@@ -60,6 +64,8 @@ func (s *server) routes() *mux.Router {
 	r.Handle("/v1/companies/{company_id}/invoices", s.write(createUnder(s, s.Commands.CreateInvoice, invoiceFromEvent))).Methods(http.MethodPost)
 	r.Handle("/v1/companies/{company_id}/invoices", s.read(s.listInvoices)).Methods(http.MethodGet)
 	r.Handle("/v1/companies/{company_id}/invoices/{invoice_id}", s.read(getUnder("invoice_id", s.Queries.Invoice, invoiceFromQuery))).Methods(http.MethodGet)
+	r.Handle("/v1/companies/{company_id}/invoices/{invoice_id}/issue", s.write(s.changeInvoice(s.Commands.IssueInvoice))).Methods(http.MethodPost)
+	r.Handle("/v1/companies/{company_id}/invoices/{invoice_id}/void", s.write(s.changeInvoice(s.Commands.VoidInvoice))).Methods(http.MethodPost)
 	return r
 }
 
@@ -71,15 +77,31 @@ func (s *server) healthz(w http.ResponseWriter, _ *http.Request) error {
 	return nil
 }
 
+// readyJSON is the body of /readyz.
+type readyJSON struct {
+	Status            string `json:"status"`
+	QuarantinedEvents *int64 `json:"quarantined_events,omitempty"`
+}
+
 func (s *server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if s.Ready != nil {
 		if err := s.Ready(r.Context()); err != nil {
 			s.logger.WarnContext(r.Context(), "not ready", "error", err)
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+			writeJSON(w, http.StatusServiceUnavailable, readyJSON{Status: "unavailable"})
 			return nil
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	body := readyJSON{Status: "ok"}
+	if s.QuarantinedEvents != nil {
+		n, err := s.QuarantinedEvents(r.Context())
+		if err != nil {
+			s.logger.WarnContext(r.Context(), "not ready: counting quarantined events", "error", err)
+			writeJSON(w, http.StatusServiceUnavailable, readyJSON{Status: "unavailable"})
+			return nil
+		}
+		body.QuarantinedEvents = &n
+	}
+	writeJSON(w, http.StatusOK, body)
 	return nil
 }
 

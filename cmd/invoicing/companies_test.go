@@ -36,7 +36,8 @@ func TestCreateCompanyRendersEveryField(t *testing.T) {
 	tok := token(t, "acme")
 	body := `{"legal_name":"Ünïcödé Holding AG","trading_name":"Ünï","address":{"line_1":"Bahnhofstr. 1","line_2":"Postfach","city":"Zürich","postal_code":"8001","region":"ZH","country_code":"CH"},
 		"default_currency":"CHF","default_language":"de-CH","default_payment_terms_days":14,"email":"billing@example.ch",
-		"external_reference":"erp-42","identifiers":[{"scheme":"ch.uid","value":"CHE-123.456.789","country_code":"CH"},{"scheme":"vat","value":"X"}]}`
+		"external_reference":"erp-42","identifiers":[{"scheme":"ch.uid","value":"CHE-123.456.789","country_code":"CH"},{"scheme":"vat","value":"X"}],
+		"invoice_number_prefix":"RE/2025-"}`
 	before := time.Now().UTC().Add(-time.Second)
 	c := s.createCompany(t, tok, "create-every-field", body)
 
@@ -53,7 +54,7 @@ func TestCreateCompanyRendersEveryField(t *testing.T) {
 			map[string]any{"scheme": "ch.uid", "value": "CHE-123.456.789", "country_code": "CH"},
 			map[string]any{"scheme": "vat", "value": "X"},
 		},
-		"archived_at": nil, "version": 1.0,
+		"invoice_number_prefix": "RE/2025-", "archived_at": nil, "version": 1.0,
 	}
 	for k, v := range want {
 		if got, _ := json.Marshal(c[k]); string(got) != mustJSON(t, v) {
@@ -67,8 +68,8 @@ func TestCreateCompanyRendersEveryField(t *testing.T) {
 	if ts, _ := time.Parse(time.RFC3339Nano, created); ts.Before(before) || ts.After(time.Now().Add(time.Second)) {
 		t.Errorf("created_at %s is not now", created)
 	}
-	if len(c) != 14 {
-		t.Errorf("company has %d fields, want exactly the spec's 14: %v", len(c), keys(c))
+	if len(c) != 15 {
+		t.Errorf("company has %d fields, want exactly the spec's 14 and invoice_number_prefix: %v", len(c), keys(c))
 	}
 }
 
@@ -98,7 +99,7 @@ func TestCreateCompanyAppliesDefaultsAndOmitsAbsentFields(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := s.createCompany(t, tok, "defaults-"+strings.ReplaceAll(name, " ", "-"), body)
-			if c["default_language"] != "en" || c["default_payment_terms_days"] != 30.0 || mustJSON(t, c["identifiers"]) != "[]" {
+			if c["default_language"] != "en" || c["default_payment_terms_days"] != 30.0 || mustJSON(t, c["identifiers"]) != "[]" || c["invoice_number_prefix"] != "" {
 				t.Errorf("defaults: language %v terms %v identifiers %v; want en, 30, []", c["default_language"], c["default_payment_terms_days"], c["identifiers"])
 			}
 			for _, k := range []string{"trading_name", "email", "external_reference"} {
@@ -189,6 +190,11 @@ func TestCreateCompanyFieldRulesAtTheirBoundaries(t *testing.T) {
 		{"external_reference of 255 is accepted", "external_reference", strings.Repeat("r", 255), ""},
 		{"external_reference of 256 is rejected", "external_reference", strings.Repeat("r", 256), "external_reference"},
 		{"external_reference empty is rejected", "external_reference", "", "external_reference"},
+		{"invoice_number_prefix of 20 is accepted", "invoice_number_prefix", "ABCDEFGHIJ/_.-012345", ""},
+		{"invoice_number_prefix empty is accepted", "invoice_number_prefix", "", ""},
+		{"invoice_number_prefix of 21 is rejected", "invoice_number_prefix", strings.Repeat("A", 21), "invoice_number_prefix"},
+		{"invoice_number_prefix with a space is rejected", "invoice_number_prefix", "INV 1", "invoice_number_prefix"},
+		{"invoice_number_prefix non-ASCII is rejected", "invoice_number_prefix", "RÉ-", "invoice_number_prefix"},
 		{"20 identifiers are accepted", "identifiers", identifiersN(20), ""},
 		{"21 identifiers are rejected", "identifiers", identifiersN(21), "identifiers"},
 		{"identifier scheme uppercase is rejected", "identifiers", []any{map[string]any{"scheme": "VAT", "value": "1"}}, "identifiers[0].scheme"},

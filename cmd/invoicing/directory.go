@@ -26,7 +26,16 @@ func (d directory) Company(ctx context.Context, accountID, companyID string) (co
 		ID: c.ID, LegalName: c.LegalName, TradingName: c.TradingName, Address: c.Address,
 		Email: c.Email, Identifiers: c.Identifiers, DefaultCurrency: c.DefaultCurrency,
 		DefaultLanguage: c.DefaultLanguage, DefaultPaymentTermsDays: c.DefaultPaymentTermsDays,
+		InvoiceNumberPrefix: c.InvoiceNumberPrefix,
 	}, nil
+}
+
+func (d directory) InvoiceStream(ctx context.Context, accountID, companyID, invoiceID string) (string, error) {
+	stream, err := d.q.InvoiceStream(ctx, accountID, companyID, invoiceID)
+	if errors.Is(err, query.ErrNotFound) {
+		return "", command.ErrNotFound
+	}
+	return stream, err
 }
 
 func (d directory) Customer(ctx context.Context, accountID, companyID, customerID string) (command.CustomerRecord, error) {

@@ -41,7 +41,7 @@ func testConfig(t testing.TB) config {
 	return config{
 		DatabaseURL:   pgtest.NewDatabase(t),
 		MaxBodyBytes:  1 << 20,
-		ShutdownGrace: 5 * time.Second,
+		ShutdownGrace: 10 * time.Second, // over net/http's 5 s allowance for new, unused connections
 		WaitTimeout:   5 * time.Second,
 		Auth:          authConfig{HS256Secret: testSecret, OrgClaim: "org_id"},
 	}

@@ -74,6 +74,11 @@ func TestProjectionsStatusShowsQuarantineAndRetryAppliesWhatWasFixed(t *testing.
 	s := newService(t)
 	companyID, fixable, broken := quarantineTwoCompanies(t, s)
 	s.createCompany(t, token(t, "acme"), "after-the-bad-events", minimalCompany) // the projection goes on
+	ready := s.get(t, "/readyz", "")
+	mustStatus(t, ready, http.StatusOK)
+	if n := ready.object(t)["quarantined_events"]; n != 2.0 {
+		t.Errorf("/readyz reports %v quarantined events, want 2", n)
+	}
 
 	status, err := runCommand(t, s, "projections", "status")
 	if err != nil {
@@ -88,12 +93,21 @@ func TestProjectionsStatusShowsQuarantineAndRetryAppliesWhatWasFixed(t *testing.
 		t.Errorf("status does not count 2 quarantined events for companies:\n%s", status)
 	}
 
+	// A create whose event is quarantined is stored, but never a 201: the
+	// client is told to retry, and the retry replays once it is readable.
+	rejected := strings.Replace(minimalCompany, "Acme GmbH", "Rejected Ltd", 1)
+	res := s.post(t, "/v1/companies", token(t, "acme"), "quarantined-create", rejected)
+	mustCode(t, res, http.StatusServiceUnavailable, "not_yet_readable")
+	if res.header.Get("Retry-After") != "1" {
+		t.Errorf("503 without Retry-After: %v", res.header)
+	}
 	if _, err := s.pool.Exec(context.Background(), `ALTER TABLE companies DROP CONSTRAINT test_rejects`); err != nil {
 		t.Fatal(err)
 	}
 	out, err := runCommand(t, s, "projections", "retry", "companies")
 	checkRetryOutput(t, out, err, fixable, broken)
 	mustStatus(t, s.get(t, "/v1/companies/"+companyID, token(t, "acme")), http.StatusOK)
+	s.createCompany(t, token(t, "acme"), "quarantined-create", rejected) // the retry replays: 201, readable
 
 	out, err = runCommand(t, s, "projections", "retry")
 	if !errors.Is(err, errStillQuarantined) || !strings.Contains(out, "0 applied, 1 still quarantined") {
@@ -107,7 +121,7 @@ func checkRetryOutput(t *testing.T, out string, err error, fixable, broken strin
 		t.Errorf("retry with an event left = %v; want an error that exits 1", err)
 	}
 	applied, remaining, ok := strings.Cut(out, "Still quarantined:")
-	if !ok || !strings.HasPrefix(out, "1 applied, 1 still quarantined\n") {
+	if !ok || !strings.HasPrefix(out, "2 applied, 1 still quarantined\n") { // fixable and the quarantined create
 		t.Fatalf("retry output:\n%s\nwant a count, then what was applied and what is still quarantined", out)
 	}
 	if !strings.Contains(applied, fixable) || strings.Contains(applied, broken) {

@@ -71,7 +71,7 @@ func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
 	a := &app{pool: pool, store: store, group: group, logger: logger, timeouts: cfg.HTTP}
 	a.handler = transport.NewHandler(transport.Config{
 		Commands: commands, Queries: queries, Auth: verifier, Logger: logger,
-		MaxBodyBytes: cfg.MaxBodyBytes, Ready: a.ready,
+		MaxBodyBytes: cfg.MaxBodyBytes, Ready: a.ready, QuarantinedEvents: group.QuarantineCount,
 	})
 	return a, nil
 }

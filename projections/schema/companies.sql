@@ -1,4 +1,4 @@
--- Read model of companies, version 1. Unqualified names: the statements run
+-- Read model of companies, version 2 (2: invoice_number_prefix). Unqualified names: the statements run
 -- with search_path set to the schema being built (public for a new database,
 -- a shadow schema during a rebuild).
 --
@@ -21,6 +21,7 @@ CREATE TABLE companies (
 	email                      text,
 	external_reference         text,
 	identifiers                jsonb       NOT NULL,
+	invoice_number_prefix      text        NOT NULL,
 	archived_at                timestamptz,
 	created_at                 timestamptz NOT NULL,
 	updated_at                 timestamptz NOT NULL,

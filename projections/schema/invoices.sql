@@ -1,4 +1,5 @@
--- Read model of invoices, version 1 (unqualified names; see companies.sql).
+-- Read model of invoices, version 2 (unqualified names; see companies.sql).
+-- 2: InvoiceIssued and InvoiceVoided update the row.
 -- Snapshots and lines are stored as the event recorded them (JSONB); the
 -- amounts are copied, never recomputed.
 CREATE TABLE invoices (

@@ -1,4 +1,4 @@
-// Package auth verifies bearer JWT access tokens (DESIGN.md §5). Algorithms,
+// Package auth verifies bearer JWT access tokens (docs/decisions.md). Algorithms,
 // issuer, audience, required expiry and leeway are pinned once, at start-up,
 // in NewVerifier; Verify then only reads.
 package auth

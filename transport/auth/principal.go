@@ -11,7 +11,7 @@ import (
 	"github.com/invoicing/invoicing/events"
 )
 
-// Scopes this service knows (DESIGN.md §5).
+// Scopes this service knows (docs/decisions.md).
 const (
 	ScopeRead  = "invoicing:read"
 	ScopeWrite = "invoicing:write"

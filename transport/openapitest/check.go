@@ -115,7 +115,7 @@ func requestIDMismatch(resp *http.Response, body []byte) error {
 }
 
 // undeclaredQuery reports query parameters the operation does not declare,
-// which the server must reject (DESIGN.md §3: unknown name, 422).
+// which the server must reject (docs/decisions.md: unknown name, 422).
 func undeclaredQuery(route *routers.Route, req *http.Request) error {
 	var names []string
 	for name := range req.URL.Query() {

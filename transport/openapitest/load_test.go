@@ -52,6 +52,8 @@ func TestOperations(t *testing.T) {
 		"POST /v1/companies",
 		"POST /v1/companies/{company_id}/customers",
 		"POST /v1/companies/{company_id}/invoices",
+		"POST /v1/companies/{company_id}/invoices/{invoice_id}/issue",
+		"POST /v1/companies/{company_id}/invoices/{invoice_id}/void",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("Operations() = %q, want %q", got, want)
@@ -75,12 +77,15 @@ func TestOperationsRejectsAnInvalidDocument(t *testing.T) {
 // error status the Error schema as application/json.
 func TestErrorResponses(t *testing.T) {
 	reads := []string{"200", "401", "403", "404", "422", "500"}
-	creates := []string{"201", "400", "401", "403", "404", "408", "409", "413", "415", "422", "500"}
+	creates := []string{"201", "400", "401", "403", "404", "408", "409", "413", "415", "422", "500", "503"}
+	lifecycle := slices.Clone(creates)
+	lifecycle[0] = "200"
 	want := map[string][]string{
 		"createCompany": slices.DeleteFunc(slices.Clone(creates), func(s string) bool { return s == "404" }),
 		"listCompanies": reads, "getCompany": reads,
 		"createCustomer": creates, "listCustomers": reads, "getCustomer": reads,
 		"createInvoice": creates, "listInvoices": reads, "getInvoice": reads,
+		"issueInvoice": lifecycle, "voidInvoice": lifecycle,
 		"getOpenAPI": {"200"}, "healthz": {"200", "503"}, "readyz": {"200", "503"},
 	}
 	doc, err := openapi3.NewLoader().LoadFromData(transport.OpenAPIDocument())
