@@ -13,6 +13,12 @@ import (
 // another writer moved it past the expected revision.
 var ErrWrongExpectedRevision = errors.New("events: wrong expected stream revision")
 
+// ErrUnavailable reports that the store could not be reached, or went away
+// during the call: worth a retry, not a bug. An append that fails so may or
+// may not have been written; a retry with the same deterministic event ids
+// is safe either way.
+var ErrUnavailable = errors.New("events: the event store is unavailable")
+
 // ErrStreamNotFound reports a read of a stream that has no events.
 var ErrStreamNotFound = errors.New("events: stream not found")
 

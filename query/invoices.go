@@ -62,7 +62,7 @@ func (s *Store) InvoiceStream(ctx context.Context, accountID, companyID, id stri
 		return "", ErrNotFound
 	}
 	if err != nil {
-		return "", fmt.Errorf("invoice stream %s: %w", id, err)
+		return "", fmt.Errorf("invoice stream %s: %w", id, unavailable(err))
 	}
 	return stream, nil
 }

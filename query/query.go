@@ -13,10 +13,25 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/invoicing/invoicing/internal/pgerr"
 )
 
 // ErrNotFound means no row matches within the caller's account (and company).
 var ErrNotFound = errors.New("not found")
+
+// ErrUnavailable means the read models' database could not be reached:
+// worth a retry, not a bug.
+var ErrUnavailable = errors.New("query: the database is unavailable")
+
+// unavailable marks the errors that mean the database could not be reached
+// with ErrUnavailable, keeping the cause.
+func unavailable(err error) error {
+	if pgerr.Unavailable(err) {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return err
+}
 
 // Store reads the read models.
 type Store struct {
@@ -123,11 +138,11 @@ func one[T any](ctx context.Context, pool *pgxpool.Pool, scan scanner[T], sql st
 	var zero T
 	rows, err := pool.Query(ctx, sql, args...)
 	if err != nil {
-		return zero, fmt.Errorf("query: %w", err)
+		return zero, fmt.Errorf("query: %w", unavailable(err))
 	}
 	items, _, err := scan(rows)
 	if err != nil {
-		return zero, err
+		return zero, unavailable(err)
 	}
 	if len(items) == 0 {
 		return zero, ErrNotFound
@@ -144,11 +159,11 @@ func page[T any](ctx context.Context, pool *pgxpool.Pool, scan scanner[T], sc st
 	sql, args := q.sql(columns, table, after, p.Limit)
 	rows, err := pool.Query(ctx, sql, args...)
 	if err != nil {
-		return Page[T]{}, fmt.Errorf("list %s: %w", table, err)
+		return Page[T]{}, fmt.Errorf("list %s: %w", table, unavailable(err))
 	}
 	items, keys, err := scan(rows)
 	if err != nil {
-		return Page[T]{}, err
+		return Page[T]{}, unavailable(err)
 	}
 	return finish(items, keys, p.Limit, sc), nil
 }

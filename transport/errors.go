@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/invoicing/invoicing/command"
+	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/query"
 	"github.com/invoicing/invoicing/transport/auth"
 )
@@ -40,6 +41,17 @@ func is(target error) func(error) bool {
 	return func(err error) bool { return errors.Is(err, target) }
 }
 
+func isAny(targets ...error) func(error) bool {
+	return func(err error) bool {
+		for _, t := range targets {
+			if errors.Is(err, t) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
 func as[T error](err error) bool {
 	var t T
 	return errors.As(err, &t)
@@ -64,6 +76,7 @@ var errorTable = []errorRow{
 	{as[errPayloadTooLarge], http.StatusRequestEntityTooLarge, "payload_too_large", "The request body is too large."},
 	{is(errUnsupportedMediaType), http.StatusUnsupportedMediaType, "unsupported_media_type", "The body must be sent as Content-Type: application/json."},
 	{is(command.ErrNotYetReadable), http.StatusServiceUnavailable, "not_yet_readable", "The request was stored but cannot be read back yet; send it again with the same idempotency-key to get its result."},
+	{isAny(events.ErrUnavailable, query.ErrUnavailable), http.StatusServiceUnavailable, "unavailable", "The service cannot reach its database right now; send the request again (writes with the same idempotency-key)."},
 }
 
 // errorBody is the one error shape of every response.

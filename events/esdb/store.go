@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/EventStore/EventStore-Client-Go/v4/esdb"
+
+	"github.com/invoicing/invoicing/events"
 )
 
 // probeTimeout bounds Open's readiness check, so that a wrong or unreachable
@@ -195,8 +197,18 @@ func call[T any](ctx context.Context, s *Store, op func(context.Context, *esdb.C
 			s.renew(client)
 			continue
 		}
+		if unavailable(err) {
+			err = fmt.Errorf("%w: %w", events.ErrUnavailable, err)
+		}
 		return v, err
 	}
+}
+
+// unavailable reports the client errors that mean the cluster could not
+// serve the call now (no connection, no leader, out of time).
+func unavailable(err error) bool {
+	return hasCode(err, esdb.ErrorCodeConnectionClosed) || hasCode(err, esdb.ErrorCodeDeadlineExceeded) ||
+		hasCode(err, esdb.ErrorCodeNotLeader)
 }
 
 // bounded runs f in a goroutine and waits for it, for ctx, or for callLimit.

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/internal/pgerr"
 	"github.com/invoicing/invoicing/internal/pgmigrate"
 )
 
@@ -113,7 +114,7 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 			return events.AppendResult{}, fmt.Errorf("pgstore: append to %s expecting %s: %w", stream, expected, events.ErrWrongExpectedRevision)
 		}
-		return events.AppendResult{}, fmt.Errorf("pgstore: append to %s: %w", stream, err)
+		return events.AppendResult{}, fmt.Errorf("pgstore: append to %s: %w", stream, unavailable(err))
 	}
 	s.committed()
 	return res, nil
@@ -179,16 +180,25 @@ func (s *Store) ReadStream(ctx context.Context, stream string) ([]events.Recorde
 		       event_type, data::text, metadata::text, recorded_at
 		FROM events WHERE stream_name = $1 ORDER BY stream_revision`, stream)
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: read stream %s: %w", stream, err)
+		return nil, fmt.Errorf("pgstore: read stream %s: %w", stream, unavailable(err))
 	}
 	out, err := scanEvents(rows)
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: read stream %s: %w", stream, err)
+		return nil, fmt.Errorf("pgstore: read stream %s: %w", stream, unavailable(err))
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("pgstore: read stream %s: %w", stream, events.ErrStreamNotFound)
 	}
 	return out, nil
+}
+
+// unavailable marks the errors that mean the database could not be reached
+// with events.ErrUnavailable, keeping the cause.
+func unavailable(err error) error {
+	if pgerr.Unavailable(err) {
+		return fmt.Errorf("%w: %w", events.ErrUnavailable, err)
+	}
+	return err
 }
 
 // ReadLast implements events.Store: one index probe on (stream_name,
@@ -199,11 +209,11 @@ func (s *Store) ReadLast(ctx context.Context, stream string) (events.RecordedEve
 		       event_type, data::text, metadata::text, recorded_at
 		FROM events WHERE stream_name = $1 ORDER BY stream_revision DESC LIMIT 1`, stream)
 	if err != nil {
-		return events.RecordedEvent{}, fmt.Errorf("pgstore: read last of %s: %w", stream, err)
+		return events.RecordedEvent{}, fmt.Errorf("pgstore: read last of %s: %w", stream, unavailable(err))
 	}
 	out, err := scanEvents(rows)
 	if err != nil {
-		return events.RecordedEvent{}, fmt.Errorf("pgstore: read last of %s: %w", stream, err)
+		return events.RecordedEvent{}, fmt.Errorf("pgstore: read last of %s: %w", stream, unavailable(err))
 	}
 	if len(out) == 0 {
 		return events.RecordedEvent{}, fmt.Errorf("pgstore: read last of %s: %w", stream, events.ErrStreamNotFound)

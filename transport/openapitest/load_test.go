@@ -76,7 +76,7 @@ func TestOperationsRejectsAnInvalidDocument(t *testing.T) {
 // lines, and checks that every response carries X-Request-Id and every
 // error status the Error schema as application/json.
 func TestErrorResponses(t *testing.T) {
-	reads := []string{"200", "401", "403", "404", "422", "500"}
+	reads := []string{"200", "401", "403", "404", "422", "500", "503"}
 	creates := []string{"201", "400", "401", "403", "404", "408", "409", "413", "415", "422", "500", "503"}
 	lifecycle := slices.Clone(creates)
 	lifecycle[0] = "200"
