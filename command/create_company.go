@@ -58,8 +58,8 @@ func ParseCreateCompany(body map[string]any) (CreateCompany, error) {
 
 // CreateCompany creates a company in the caller's account, or replays the
 // company an earlier identical request with the same key created.
-func (h *Handler) CreateCompany(ctx context.Context, req Request, body map[string]any) (events.CompanyCreated, error) {
-	var out events.CompanyCreated
+func (h *Handler) CreateCompany(ctx context.Context, req Request, body map[string]any) (Result[events.CompanyCreated], error) {
+	var out Result[events.CompanyCreated]
 	if err := CheckIdempotencyKey(req.IdempotencyKey); err != nil {
 		return out, err
 	}
@@ -78,7 +78,7 @@ func (h *Handler) CreateCompany(ctx context.Context, req Request, body map[strin
 		}
 		return events.TypeCompanyCreated, in.event(id, req.Actor.AccountID, h.now()), nil
 	}
-	err = h.create(ctx, req, opCreateCompany, "", fp, build, &out)
+	out.Replayed, err = h.create(ctx, req, opCreateCompany, "", fp, build, &out.Value)
 	return out, err
 }
 

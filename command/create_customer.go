@@ -41,8 +41,8 @@ func ParseCreateCustomer(body map[string]any) (CreateCustomer, error) {
 // (ErrNotFound unless the company is the caller's). The company takes part
 // in the idempotency scope: the same key under another company is another
 // request.
-func (h *Handler) CreateCustomer(ctx context.Context, req Request, companyID string, body map[string]any) (events.CustomerCreated, error) {
-	var out events.CustomerCreated
+func (h *Handler) CreateCustomer(ctx context.Context, req Request, companyID string, body map[string]any) (Result[events.CustomerCreated], error) {
+	var out Result[events.CustomerCreated]
 	if err := CheckIdempotencyKey(req.IdempotencyKey); err != nil {
 		return out, err
 	}
@@ -64,7 +64,7 @@ func (h *Handler) CreateCustomer(ctx context.Context, req Request, companyID str
 		}
 		return events.TypeCustomerCreated, in.event(id, companyID, req.Actor.AccountID, h.now()), nil
 	}
-	err = h.create(ctx, req, opCreateCustomer, companyID, fp, build, &out)
+	out.Replayed, err = h.create(ctx, req, opCreateCustomer, companyID, fp, build, &out.Value)
 	return out, err
 }
 

@@ -13,8 +13,8 @@ var opCreateInvoice = operation{name: "invoices.create", kind: events.KindInvoic
 // CreateInvoice drafts an invoice of the caller's company companyID to one
 // of its customers, freezing issuer and customer snapshots and computing
 // every amount once, here; the event records them and nothing recomputes.
-func (h *Handler) CreateInvoice(ctx context.Context, req Request, companyID string, body map[string]any) (events.InvoiceDrafted, error) {
-	var out events.InvoiceDrafted
+func (h *Handler) CreateInvoice(ctx context.Context, req Request, companyID string, body map[string]any) (Result[events.InvoiceDrafted], error) {
+	var out Result[events.InvoiceDrafted]
 	if err := CheckIdempotencyKey(req.IdempotencyKey); err != nil {
 		return out, err
 	}
@@ -49,7 +49,7 @@ func (h *Handler) CreateInvoice(ctx context.Context, req Request, companyID stri
 		draft.InvoiceID, draft.AccountID, draft.CreatedAt = id, req.Actor.AccountID, h.now()
 		return events.TypeInvoiceDrafted, draft, nil
 	}
-	err = h.create(ctx, req, opCreateInvoice, companyID, fp, build, &out)
+	out.Replayed, err = h.create(ctx, req, opCreateInvoice, companyID, fp, build, &out.Value)
 	return out, err
 }
 

@@ -31,6 +31,17 @@ type Request struct {
 	Actor          Actor
 	RequestID      string
 	IdempotencyKey string
+	// TraceParent is the W3C trace context of the request, recorded in the
+	// event's metadata so that an auditor can follow a create from the
+	// HTTP call to the read model; "" when there is none.
+	TraceParent string
+}
+
+// Result is what a command answers: the value rendered to the client, and
+// whether it is a replay of an earlier request with the same key.
+type Result[T any] struct {
+	Value    T
+	Replayed bool
 }
 
 // Waiter blocks until the read models have applied the event at a position,
@@ -112,31 +123,31 @@ func fingerprint(op operation, scope string, input any) (string, error) {
 // replays what an earlier request with the same key and meaning created.
 // It appends first and reads only on conflict: new keys, the common case,
 // cost one round trip. The stored or new event's data is decoded into into.
-func (h *Handler) create(ctx context.Context, req Request, op operation, scope, fp string, build func() (string, any, error), into any) error {
+func (h *Handler) create(ctx context.Context, req Request, op operation, scope, fp string, build func() (string, any, error), into any) (replayed bool, err error) {
 	stream := events.StreamName(op.kind, req.Actor.AccountID, op.name, scope, req.IdempotencyKey)
 	eventType, payload, err := build()
 	if err != nil {
-		return err
+		return false, err
 	}
 	ev, err := h.eventData(stream, eventType, payload, req, fp)
 	if err != nil {
-		return err
+		return false, err
 	}
 	res, err := h.cfg.Store.Append(ctx, stream, events.NoStream(), ev)
 	if errors.Is(err, events.ErrWrongExpectedRevision) {
-		// A concurrent request with the same key won the race.
+		// An earlier or concurrent request with the same key won.
 		if done, err := h.replay(ctx, stream, fp, into); done || err != nil {
-			return err
+			return done, err
 		}
-		return fmt.Errorf("stream %s exists but cannot be read back", stream)
+		return false, fmt.Errorf("stream %s exists but cannot be read back", stream)
 	}
 	if err != nil {
-		return fmt.Errorf("append: %w", err)
+		return false, fmt.Errorf("append: %w", err)
 	}
 	if err := json.Unmarshal(ev.Data, into); err != nil {
-		return fmt.Errorf("decode own event: %w", err)
+		return false, fmt.Errorf("decode own event: %w", err)
 	}
-	return h.waitForReadModels(ctx, res.Position)
+	return false, h.waitForReadModels(ctx, res.Position)
 }
 
 func (h *Handler) eventData(stream, eventType string, payload any, req Request, fp string) (events.EventData, error) {
@@ -154,6 +165,7 @@ func metadata(req Request, fp, keyHash string) (json.RawMessage, error) {
 		AccountID:          req.Actor.AccountID,
 		Actor:              events.Actor{Subject: req.Actor.Subject, ClientID: req.Actor.ClientID},
 		RequestID:          req.RequestID,
+		TraceParent:        req.TraceParent,
 		RequestFingerprint: fp,
 		IdempotencyKey:     keyHash,
 		SchemaVersion:      events.SchemaVersion,

@@ -25,20 +25,20 @@ const maxNumberingAttempts = 1000
 // expected revision. A crash between the two leaves a reservation that the
 // next issue of the company completes (or, if the draft changed meanwhile,
 // reuses), so the sequence never has a gap nor a number without its invoice.
-func (h *Handler) IssueInvoice(ctx context.Context, req Request, companyID, invoiceID string, body map[string]any) (events.Invoice, error) {
+func (h *Handler) IssueInvoice(ctx context.Context, req Request, companyID, invoiceID string, body map[string]any) (Result[events.Invoice], error) {
 	if err := CheckIdempotencyKey(req.IdempotencyKey); err != nil {
-		return events.Invoice{}, err
+		return Result[events.Invoice]{}, err
 	}
 	company, err := h.cfg.Directory.Company(ctx, req.Actor.AccountID, companyID)
 	if err != nil {
-		return events.Invoice{}, fmt.Errorf("company %s: %w", companyID, err)
+		return Result[events.Invoice]{}, fmt.Errorf("company %s: %w", companyID, err)
 	}
 	if err := ParseIssueInvoice(body); err != nil {
-		return events.Invoice{}, err
+		return Result[events.Invoice]{}, err
 	}
 	lc, err := h.newLifecycle(ctx, req, opIssueInvoice, companyID, invoiceID, struct{}{})
 	if err != nil {
-		return events.Invoice{}, err
+		return Result[events.Invoice]{}, err
 	}
 	return h.change(ctx, lc, func(inv events.Invoice) (events.EventData, error) {
 		if inv.Status != events.StatusDraft {
@@ -54,20 +54,20 @@ func (h *Handler) IssueInvoice(ctx context.Context, req Request, companyID, invo
 
 // VoidInvoice voids a draft or an issued invoice; an issued invoice keeps
 // its number.
-func (h *Handler) VoidInvoice(ctx context.Context, req Request, companyID, invoiceID string, body map[string]any) (events.Invoice, error) {
+func (h *Handler) VoidInvoice(ctx context.Context, req Request, companyID, invoiceID string, body map[string]any) (Result[events.Invoice], error) {
 	if err := CheckIdempotencyKey(req.IdempotencyKey); err != nil {
-		return events.Invoice{}, err
+		return Result[events.Invoice]{}, err
 	}
 	if _, err := h.cfg.Directory.Company(ctx, req.Actor.AccountID, companyID); err != nil {
-		return events.Invoice{}, fmt.Errorf("company %s: %w", companyID, err)
+		return Result[events.Invoice]{}, fmt.Errorf("company %s: %w", companyID, err)
 	}
 	in, err := ParseVoidInvoice(body)
 	if err != nil {
-		return events.Invoice{}, err
+		return Result[events.Invoice]{}, err
 	}
 	lc, err := h.newLifecycle(ctx, req, opVoidInvoice, companyID, invoiceID, in)
 	if err != nil {
-		return events.Invoice{}, err
+		return Result[events.Invoice]{}, err
 	}
 	return h.change(ctx, lc, func(inv events.Invoice) (events.EventData, error) {
 		if inv.Status == events.StatusVoid {

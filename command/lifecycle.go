@@ -57,28 +57,30 @@ func (h *Handler) newLifecycle(ctx context.Context, req Request, op operation, c
 // writer got there first. After its own append it reads the stream once
 // more, so a first answer and a replay are rendered the same way: the
 // invoice as the request's event left it.
-func (h *Handler) change(ctx context.Context, lc lifecycle, decide func(events.Invoice) (events.EventData, error)) (events.Invoice, error) {
+func (h *Handler) change(ctx context.Context, lc lifecycle, decide func(events.Invoice) (events.EventData, error)) (Result[events.Invoice], error) {
+	appended := false
 	for attempt := 0; attempt < maxLifecycleAttempts; attempt++ {
 		inv, at, done, err := h.current(ctx, lc)
 		if err != nil {
-			return events.Invoice{}, err
+			return Result[events.Invoice]{}, err
 		}
 		if done {
-			return inv, h.waitForReadModels(ctx, at)
+			return Result[events.Invoice]{Value: inv, Replayed: !appended}, h.waitForReadModels(ctx, at)
 		}
 		ev, err := decide(inv)
 		if errors.Is(err, errStale) {
 			continue
 		}
 		if err != nil {
-			return events.Invoice{}, err
+			return Result[events.Invoice]{}, err
 		}
 		_, err = h.cfg.Store.Append(ctx, lc.stream, events.AtRevision(uint64(inv.Version-1)), ev)
 		if err != nil && !errors.Is(err, events.ErrWrongExpectedRevision) {
-			return events.Invoice{}, fmt.Errorf("append to invoice %s: %w", lc.invoiceID, err)
+			return Result[events.Invoice]{}, fmt.Errorf("append to invoice %s: %w", lc.invoiceID, err)
 		}
+		appended = appended || err == nil
 	}
-	return events.Invoice{}, fmt.Errorf("invoice %s kept changing: %d attempts", lc.invoiceID, maxLifecycleAttempts)
+	return Result[events.Invoice]{}, fmt.Errorf("invoice %s kept changing: %d attempts", lc.invoiceID, maxLifecycleAttempts)
 }
 
 // current folds the invoice's stream. done reports that this request's

@@ -60,9 +60,11 @@ type RecordedEvent struct {
 
 // Metadata is carried by every event of this service (events/README.md).
 type Metadata struct {
-	AccountID          string `json:"account_id"`
-	Actor              Actor  `json:"actor"`
-	RequestID          string `json:"request_id"`
+	AccountID string `json:"account_id"`
+	Actor     Actor  `json:"actor"`
+	RequestID string `json:"request_id"`
+	// TraceParent is the W3C traceparent of the request, when it had one.
+	TraceParent        string `json:"traceparent,omitempty"`
 	RequestFingerprint string `json:"request_fingerprint"`
 	// IdempotencyKey is the IdempotencyKeyHash of a lifecycle operation's
 	// key (creates need none: the key names their stream).

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"net/http"
+	"regexp"
 
 	"github.com/gorilla/mux"
 
@@ -9,13 +10,30 @@ import (
 	"github.com/invoicing/invoicing/query"
 )
 
-// commandRequest carries the caller and the idempotency key to a command.
+// commandRequest carries the caller, the idempotency key and the trace
+// context to a command.
 func commandRequest(r *http.Request) command.Request {
 	p := principal(r)
-	return command.Request{
+	req := command.Request{
 		Actor:          command.Actor{AccountID: p.AccountID, Subject: p.Subject, ClientID: p.ClientID},
 		RequestID:      requestID(r.Context()),
 		IdempotencyKey: r.Header.Get("Idempotency-Key"),
+	}
+	if tp := r.Header.Get("Traceparent"); traceParent.MatchString(tp) {
+		req.TraceParent = tp
+	}
+	return req
+}
+
+// traceParent is a W3C trace context header (version 00); anything else is
+// not recorded.
+var traceParent = regexp.MustCompile(`^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$`)
+
+// markReplayed tells the client that the answer is the stored result of an
+// earlier request with the same idempotency key (as Stripe does).
+func markReplayed(w http.ResponseWriter, replayed bool) {
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
 	}
 }
 
@@ -28,7 +46,8 @@ func (s *server) createCompany(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, companyFromEvent(created))
+	markReplayed(w, created.Replayed)
+	writeJSON(w, http.StatusCreated, companyFromEvent(created.Value))
 	return nil
 }
 

@@ -44,7 +44,7 @@ func (s *server) listInvoices(w http.ResponseWriter, r *http.Request) error {
 
 // changeInvoice handles a lifecycle operation on an invoice (issue, void):
 // 200 with the invoice as the operation left it.
-func (s *server) changeInvoice(change func(context.Context, command.Request, string, string, map[string]any) (events.Invoice, error)) handlerFunc {
+func (s *server) changeInvoice(change func(context.Context, command.Request, string, string, map[string]any) (command.Result[events.Invoice], error)) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		perr := &paramError{}
 		companyID := pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
@@ -56,11 +56,12 @@ func (s *server) changeInvoice(change func(context.Context, command.Request, str
 		if err != nil {
 			return err
 		}
-		inv, err := change(r.Context(), commandRequest(r), companyID, invoiceID, body)
+		changed, err := change(r.Context(), commandRequest(r), companyID, invoiceID, body)
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, invoiceFromState(inv))
+		markReplayed(w, changed.Replayed)
+		writeJSON(w, http.StatusOK, invoiceFromState(changed.Value))
 		return nil
 	}
 }

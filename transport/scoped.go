@@ -24,7 +24,7 @@ func (s *server) companyExists(r *http.Request, companyID string) error {
 }
 
 // createUnder handles a create whose path names the owning company.
-func createUnder[E, J any](s *server, create func(context.Context, command.Request, string, map[string]any) (E, error), render func(E) J) handlerFunc {
+func createUnder[E, J any](s *server, create func(context.Context, command.Request, string, map[string]any) (command.Result[E], error), render func(E) J) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		companyID, err := companyPath(r)
 		if err != nil {
@@ -38,7 +38,8 @@ func createUnder[E, J any](s *server, create func(context.Context, command.Reque
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusCreated, render(created))
+		markReplayed(w, created.Replayed)
+		writeJSON(w, http.StatusCreated, render(created.Value))
 		return nil
 	}
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"strconv"
 	"sync"
 	"testing"
 )
@@ -19,9 +21,40 @@ func TestReplayReturnsTheOriginalBody(t *testing.T) {
 		if string(again.body) != string(first.body) {
 			t.Errorf("replay body differs:\nfirst:  %s\nreplay: %s", first.body, again.body)
 		}
+		if again.header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("a replay lacks Idempotent-Replayed: true: %v", again.header)
+		}
+	}
+	if first.header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("a first create says Idempotent-Replayed: %v", first.header)
 	}
 	if n := s.count(t, "companies"); n != 1 {
 		t.Errorf("%d companies, want 1", n)
+	}
+}
+
+func TestACreateRecordsTheCallersTraceparent(t *testing.T) {
+	s := newService(t)
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for header, want := range map[string]string{tp: tp, "not a trace context": ""} {
+		res := s.do(t, request{method: http.MethodPost, path: "/v1/companies", token: token(t, "acme"),
+			key: "trace-" + strconv.Itoa(len(header)), body: minimalCompany, headers: map[string]string{"Traceparent": header}})
+		mustStatus(t, res, http.StatusCreated)
+		var md string
+		err := s.pool.QueryRow(context.Background(), `SELECT metadata::text FROM events WHERE data->>'company_id' = $1`, res.object(t)["id"]).Scan(&md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			TraceParent *string `json:"traceparent"`
+			RequestID   string  `json:"request_id"`
+		}
+		if err := json.Unmarshal([]byte(md), &got); err != nil {
+			t.Fatal(err)
+		}
+		if (want == "" && got.TraceParent != nil) || (want != "" && (got.TraceParent == nil || *got.TraceParent != want)) {
+			t.Errorf("traceparent %q recorded as %v, want %q beside request_id %q", header, got.TraceParent, want, got.RequestID)
+		}
 	}
 }
 
