@@ -1,0 +1,302 @@
+package projections
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/invoicing/invoicing/events"
+)
+
+// Defaults of the sealer: how often it seals.
+const (
+	DefaultSealEvery    = 1000
+	DefaultSealInterval = time.Minute
+)
+
+// sealerLock names the sealer's advisory lock: one instance chains at a time.
+const sealerLock = "audit-chain"
+
+// SealerOptions tune a Sealer; the zero value is fine.
+type SealerOptions struct {
+	SealEvery    int                // seal after this many newly chained events (default DefaultSealEvery)
+	SealInterval time.Duration      // and at least this often while any are unsealed (default DefaultSealInterval)
+	Key          ed25519.PrivateKey // signs the seals when set
+	BatchSize    int                // events per transaction (default 500)
+	MinBackoff   time.Duration      // first retry delay after a failure (default 100 ms)
+	MaxBackoff   time.Duration      // longest retry delay (default 500 ms)
+	StandbyPoll  time.Duration      // how often a standby tries the lock (default 1 s)
+	Now          func() time.Time   // the clock of seals (default time.Now)
+}
+
+func (o *SealerOptions) defaults() {
+	if o.SealEvery <= 0 {
+		o.SealEvery = DefaultSealEvery
+	}
+	if o.SealInterval <= 0 {
+		o.SealInterval = DefaultSealInterval
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 500
+	}
+	if o.MinBackoff <= 0 {
+		o.MinBackoff = 100 * time.Millisecond
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 500 * time.Millisecond
+	}
+	if o.StandbyPoll <= 0 {
+		o.StandbyPoll = time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// Sealer records the audit chain: it follows the store's global order like
+// a projection (one leader at a time, a checkpoint that commits with its
+// rows) and writes each event's sequence number and chain link, and
+// periodic seals. Appends never wait for it, so it does not serialise
+// writes; the chain is as current as the projections.
+type Sealer struct {
+	store  events.Store
+	pool   *pgxpool.Pool
+	logger *slog.Logger
+	opts   SealerOptions
+
+	mu      sync.Mutex
+	lastErr error
+}
+
+// NewSealer returns a sealer reading store and writing to pool.
+func NewSealer(store events.Store, pool *pgxpool.Pool, logger *slog.Logger, opts SealerOptions) *Sealer {
+	opts.defaults()
+	return &Sealer{store: store, pool: pool, logger: logger.With("component", "sealer"), opts: opts}
+}
+
+// Err returns the error of the last failed attempt, nil once it recovers.
+func (s *Sealer) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastErr
+}
+
+func (s *Sealer) setErr(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastErr = err
+}
+
+// Run chains events until ctx ends, restarting after failures with a
+// backoff that starts over once a batch commits, and standing by while
+// another instance leads.
+func (s *Sealer) Run(ctx context.Context) {
+	backoff := s.opts.MinBackoff
+	for ctx.Err() == nil {
+		committed, err := s.lead(ctx)
+		if committed {
+			backoff = s.opts.MinBackoff
+		}
+		wait := s.opts.StandbyPoll
+		switch {
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, errNotLeader):
+			s.setErr(nil)
+		default:
+			s.setErr(err)
+			s.logger.Error("sealer failed; restarting", "error", err, "backoff", backoff)
+			wait, backoff = backoff, min(backoff*2, s.opts.MaxBackoff)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// chainHead is the last chained event and the last seal.
+type chainHead struct {
+	seq       uint64
+	position  events.Position
+	chain     events.ChainHash
+	sealedSeq uint64
+	sealedAt  time.Time
+}
+
+func (s *Sealer) lead(ctx context.Context) (committed bool, err error) {
+	pooled, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return false, fmt.Errorf("acquire lock connection: %w", err)
+	}
+	conn := pooled.Hijack() // the session lock lives as long as this connection
+	defer conn.Close(context.Background())
+	var got bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, lockKey(sealerLock)).Scan(&got); err != nil {
+		return false, fmt.Errorf("try lock: %w", err)
+	}
+	if !got {
+		return false, errNotLeader
+	}
+	head, err := loadChainHead(ctx, s.pool)
+	if err != nil {
+		return false, err
+	}
+	s.setErr(nil)
+	return s.follow(ctx, head)
+}
+
+func (s *Sealer) follow(ctx context.Context, head chainHead) (committed bool, err error) {
+	subCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sub, err := s.store.SubscribeAll(subCtx, head.position)
+	if err != nil {
+		return false, fmt.Errorf("subscribe from %s: %w", head.position, err)
+	}
+	tick := time.NewTicker(min(s.opts.SealInterval, time.Second))
+	defer tick.Stop()
+	for {
+		batch, ok := s.nextBatch(ctx, sub, tick.C)
+		if !ok {
+			if err := sub.Err(); err != nil {
+				return committed, fmt.Errorf("subscription: %w", err)
+			}
+			return committed, ctx.Err()
+		}
+		batchCtx, cancelBatch := context.WithTimeout(context.WithoutCancel(ctx), batchTimeout)
+		head, err = s.commit(batchCtx, head, batch)
+		cancelBatch()
+		if err != nil {
+			return committed, err
+		}
+		committed = committed || len(batch) > 0
+	}
+}
+
+// nextBatch waits for events, or for a tick (an empty batch: time to check
+// whether a seal is due).
+func (s *Sealer) nextBatch(ctx context.Context, sub events.Subscription, tick <-chan time.Time) ([]events.RecordedEvent, bool) {
+	var batch []events.RecordedEvent
+	select {
+	case ev, ok := <-sub.Events():
+		if !ok {
+			return nil, false
+		}
+		batch = append(batch, ev)
+	case <-tick:
+		return nil, true
+	case <-ctx.Done():
+		return nil, false
+	}
+	for len(batch) < s.opts.BatchSize {
+		select {
+		case ev, ok := <-sub.Events():
+			if !ok {
+				return batch, true
+			}
+			batch = append(batch, ev)
+		default:
+			return batch, true
+		}
+	}
+	return batch, true
+}
+
+// commit chains the batch and takes a seal when one is due, in one
+// transaction: a crash loses the whole batch or nothing, and the next
+// leader resumes from the last committed link.
+func (s *Sealer) commit(ctx context.Context, head chainHead, batch []events.RecordedEvent) (chainHead, error) {
+	next, rows, err := link(head, batch)
+	if err != nil {
+		return head, err
+	}
+	now := s.opts.Now().UTC().Truncate(time.Microsecond)
+	due := next.seq > next.sealedSeq &&
+		(next.seq-next.sealedSeq >= uint64(s.opts.SealEvery) || now.Sub(next.sealedAt) >= s.opts.SealInterval)
+	if len(rows) == 0 && !due {
+		return head, nil
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"public", "audit_chain"},
+			[]string{"seq", "position", "event_id", "chain"}, pgx.CopyFromRows(rows)); err != nil {
+			return fmt.Errorf("write chain links: %w", err)
+		}
+		if !due {
+			return nil
+		}
+		return s.seal(ctx, tx, next, now)
+	})
+	if err != nil {
+		return head, err
+	}
+	if due {
+		next.sealedSeq, next.sealedAt = next.seq, now
+	}
+	return next, nil
+}
+
+// link computes the batch's links after head.
+func link(head chainHead, batch []events.RecordedEvent) (chainHead, [][]any, error) {
+	rows := make([][]any, 0, len(batch))
+	for _, ev := range batch {
+		next, err := events.Chain(head.chain, ev)
+		if err != nil {
+			return head, nil, err
+		}
+		head.seq++
+		head.chain, head.position = next, ev.Position
+		rows = append(rows, []any{int64(head.seq), ev.Position.String(), uuid.UUID(ev.ID), next[:]})
+	}
+	return head, rows, nil
+}
+
+func (s *Sealer) seal(ctx context.Context, tx pgx.Tx, head chainHead, now time.Time) error {
+	seal := events.Seal{Version: events.SealVersion, Seq: head.seq, Chain: head.chain.String(), SealedAt: now}
+	if s.opts.Key != nil {
+		if err := seal.Sign(s.opts.Key); err != nil {
+			return err
+		}
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO public.audit_seals (seq, chain, sealed_at, public_key, signature) VALUES ($1, $2, $3, $4, $5)`,
+		int64(seal.Seq), head.chain[:], seal.SealedAt, seal.PublicKey, seal.Signature)
+	if err != nil {
+		return fmt.Errorf("write seal at %d: %w", seal.Seq, err)
+	}
+	return nil
+}
+
+// loadChainHead reads the last link and the last seal.
+func loadChainHead(ctx context.Context, db querier) (chainHead, error) {
+	var h chainHead
+	var seq int64
+	var pos string
+	var chain []byte
+	err := db.QueryRow(ctx, `SELECT seq, position, chain FROM public.audit_chain ORDER BY seq DESC LIMIT 1`).Scan(&seq, &pos, &chain)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return h, fmt.Errorf("load the chain's head: %w", err)
+	}
+	if err == nil {
+		if h.position, err = events.ParsePosition(pos); err != nil {
+			return h, err
+		}
+		h.seq = uint64(seq)
+		copy(h.chain[:], chain)
+	}
+	err = db.QueryRow(ctx, `SELECT seq, sealed_at FROM public.audit_seals ORDER BY seq DESC LIMIT 1`).Scan(&seq, &h.sealedAt)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return h, fmt.Errorf("load the last seal: %w", err)
+	}
+	if err == nil {
+		h.sealedSeq = uint64(seq)
+	}
+	return h, nil
+}
