@@ -94,25 +94,16 @@ func randomSuffix() string {
 }
 
 // compareTables reports rows that differ between the scratch and the live
-// copy of each table, by id, over every column.
+// copy of each table, by id, over every column, naming the columns that
+// differ.
 func compareTables(ctx context.Context, pool *pgxpool.Pool, p Projection, scratch string) ([]Finding, error) {
 	var findings []Finding
 	for _, table := range p.Tables() {
-		cols, err := columns(ctx, pool, scratch, table)
+		names, err := columns(ctx, pool, scratch, table)
 		if err != nil {
 			return nil, err
 		}
-		list := strings.Join(cols, ", ")
-		live, shadow := pgx.Identifier{"public", table}.Sanitize(), pgx.Identifier{scratch, table}.Sanitize()
-		rows, err := pool.Query(ctx, `
-			WITH expected AS (SELECT `+list+` FROM `+shadow+` EXCEPT SELECT `+list+` FROM `+live+`),
-			     unexpected AS (SELECT `+list+` FROM `+live+` EXCEPT SELECT `+list+` FROM `+shadow+`)
-			SELECT coalesce(e.id, u.id)::text,
-			       CASE WHEN e.id IS NULL THEN 'is in the read model but no event produces it'
-			            WHEN u.id IS NULL THEN 'is missing from the read model'
-			            ELSE 'differs from what its events produce' END
-			FROM expected e FULL JOIN unexpected u ON e.id = u.id
-			ORDER BY 1`)
+		rows, err := pool.Query(ctx, compareSQL(names, pgx.Identifier{"public", table}.Sanitize(), pgx.Identifier{scratch, table}.Sanitize()))
 		if err != nil {
 			return nil, fmt.Errorf("compare %s: %w", table, err)
 		}
@@ -128,7 +119,30 @@ func compareTables(ctx context.Context, pool *pgxpool.Pool, p Projection, scratc
 	return findings, nil
 }
 
-// columns lists a table's columns, quoted, in table order; jsonb compares by
+// compareSQL finds the rows of live and shadow (tables with the given
+// columns) that are not in the other, matches them by id, and names the
+// columns in which a matched pair differs.
+func compareSQL(names []string, live, shadow string) string {
+	quoted := make([]string, len(names))
+	diffs := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = pgx.Identifier{n}.Sanitize()
+		diffs[i] = fmt.Sprintf("CASE WHEN e.%s IS DISTINCT FROM u.%s THEN '%s' END", quoted[i], quoted[i], strings.ReplaceAll(n, "'", "''"))
+	}
+	list := strings.Join(quoted, ", ")
+	return `
+		WITH expected AS (SELECT ` + list + ` FROM ` + shadow + ` EXCEPT SELECT ` + list + ` FROM ` + live + `),
+		     unexpected AS (SELECT ` + list + ` FROM ` + live + ` EXCEPT SELECT ` + list + ` FROM ` + shadow + `)
+		SELECT coalesce(e.id, u.id)::text,
+		       CASE WHEN e.id IS NULL THEN 'is in the read model but no event produces it'
+		            WHEN u.id IS NULL THEN 'is missing from the read model'
+		            ELSE 'differs from what its events produce in column(s) ' ||
+		                 array_to_string(array_remove(ARRAY[` + strings.Join(diffs, ", ") + `]::text[], NULL), ', ') END
+		FROM expected e FULL JOIN unexpected u ON e.id = u.id
+		ORDER BY 1`
+}
+
+// columns lists a table's column names in table order; jsonb compares by
 // value, so key order in stored documents does not matter.
 func columns(ctx context.Context, pool *pgxpool.Pool, schema, table string) ([]string, error) {
 	rows, err := pool.Query(ctx, `
@@ -144,9 +158,6 @@ func columns(ctx context.Context, pool *pgxpool.Pool, schema, table string) ([]s
 	}
 	if len(names) == 0 {
 		return nil, fmt.Errorf("table %s.%s has no columns", schema, table)
-	}
-	for i, n := range names {
-		names[i] = pgx.Identifier{n}.Sanitize()
 	}
 	return names, nil
 }

@@ -161,11 +161,11 @@ func TestAuditVerify(t *testing.T) {
 		t.Fatalf("audit of a healthy database: %v\n%s", err, out.String())
 	}
 	tests := []struct {
-		name, table, tamper string
+		name, table, tamper, want string
 	}{
-		{"an invoice total changed behind the projector", "invoices", `UPDATE invoices SET total_minor = total_minor + 1 WHERE id = $1`},
-		{"a company renamed behind the projector", "companies", `UPDATE companies SET legal_name = 'Tampered' WHERE id = $1`},
-		{"a customer row deleted behind the projector", "customers", `DELETE FROM customers WHERE id = $1`},
+		{"an invoice total changed behind the projector", "invoices", `UPDATE invoices SET total_minor = total_minor + 1 WHERE id = $1`, "in column(s) total_minor"},
+		{"a company renamed behind the projector", "companies", `UPDATE companies SET legal_name = 'Tampered', version = 7 WHERE id = $1`, "in column(s) legal_name, version"},
+		{"a customer row deleted behind the projector", "customers", `DELETE FROM customers WHERE id = $1`, "is missing from the read model"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,8 +179,8 @@ func TestAuditVerify(t *testing.T) {
 			}
 			var report bytes.Buffer
 			err := run(ctx, []string{"audit", "verify"}, s.env(), &report, io.Discard)
-			if err == nil || !strings.Contains(report.String(), tt.table+" "+id) {
-				t.Errorf("audit after tampering = %v\n%s\nwant a failure naming %s %s", err, report.String(), tt.table, id)
+			if err == nil || !strings.Contains(report.String(), tt.table+" "+id) || !strings.Contains(report.String(), tt.want) {
+				t.Errorf("audit after tampering = %v\n%s\nwant a failure naming %s %s: %s", err, report.String(), tt.table, id, tt.want)
 			}
 			restore(t, s, tt.table, id)
 		})
