@@ -1,5 +1,7 @@
-// Command invoicing is the invoicing service: `serve` runs the API and the
-// projectors, `dev-token` prints a development access token.
+// Command invoicing is the invoicing service and its operator tools: `serve`
+// runs the API and the projectors, `dev-token` prints a development access
+// token, `events`, `projections` and `audit` are for operators and auditors,
+// `version` and `healthcheck` for deployments. The command tree is in cli.go.
 package main
 
 import (
@@ -24,49 +26,27 @@ func main() {
 	}
 }
 
+// errUsage marks a usage error (unknown command or flag, missing argument,
+// bad value): main exits 2 for it, 1 for any other error.
 var errUsage = errors.New("usage")
 
-const usage = `usage: invoicing <command> [flags]
-
-commands:
-  serve       apply migrations, run the HTTP API and the projectors
-  dev-token   print a development access token signed with AUTH_HS256_SECRET
-  events      read --stream NAME | export [--from POSITION] [--type T]... [--account ID] [--follow]
-              print events as JSON lines, in global order
-  projections status | rebuild [NAME]... | retry [NAME]...
-              show versions, checkpoints, lag and quarantined events; rebuild beside
-              the live tables and swap; apply quarantined events again (exit 1 if
-              some still fail)
-  audit       verify: replay every event into a scratch copy and compare with the read models
-`
-
 // run is the whole program, with the process's environment passed in so
-// tests can drive it.
+// tests can drive it. Every call builds a fresh command tree, and the
+// environment is read only through getenv.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return fmt.Errorf("%w: no command given", errUsage)
+	if args == nil {
+		args = []string{} // cobra reads os.Args when given nil
 	}
-	switch args[0] {
-	case "serve":
-		cfg, err := loadConfig(getenv)
-		if err != nil {
-			return err
-		}
-		return serve(ctx, cfg, stderr)
-	case "dev-token":
-		return devToken(args[1:], getenv, stdout, stderr)
-	case "events":
-		return eventsCommand(ctx, args[1:], getenv, stdout, stderr)
-	case "projections":
-		return projectionsCommand(ctx, args[1:], getenv, stdout, stderr)
-	case "audit":
-		return auditCommand(ctx, args[1:], getenv, stdout)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
-	default:
-		fmt.Fprint(stderr, usage)
-		return fmt.Errorf("%w: unknown command %q", errUsage, args[0])
+	root := newRootCmd(getenv)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil && !errors.Is(err, errUsage) && cmd != nil &&
+		(cmd.ValidateRequiredFlags() != nil || cmd.ValidateFlagGroups() != nil) {
+		// cobra checks flags marked required (or grouped) itself, after
+		// parsing; a failure there is a usage error too.
+		err = usageError(cmd, err)
 	}
+	return err
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/spf13/cobra"
 
 	"github.com/invoicing/invoicing/events"
 )
@@ -102,45 +102,81 @@ func followEvents(ctx context.Context, store events.Store, o exportOptions, enc 
 	return nil
 }
 
-// stringList is a repeatable flag.
-type stringList []string
+// newEventsCmd is the `invoicing events` group.
+func newEventsCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "events",
+		Short: "Print events as JSON lines",
+		Long: `events prints events from the event store (EVENTSTORE_URL, else DATABASE_URL)
+as JSON lines: position, stream, revision, id, type, recorded_at, data and
+metadata. The event catalogue is events/README.md.`,
+	}
+	cmd.AddCommand(newEventsReadCmd(c), newEventsExportCmd(c))
+	return cmd
+}
 
-func (s *stringList) String() string     { return fmt.Sprint(*s) }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+func newEventsReadCmd(c *cli) *cobra.Command {
+	var stream string
+	cmd := &cobra.Command{
+		Use:   "read --stream NAME",
+		Short: "Print one stream's events, in order",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if stream == "" {
+				return usageErrorf(cmd, "--stream is required")
+			}
+			return withStore(cmd.Context(), c.getenv, func(store events.Store) error {
+				return readStream(cmd.Context(), store, stream, cmd.OutOrStdout())
+			})
+		},
+	}
+	cmd.Flags().StringVar(&stream, "stream", "", "the stream to print (required)")
+	return cmd
+}
 
-// eventsCommand runs `invoicing events read|export`.
-func eventsCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || (args[0] != "read" && args[0] != "export") {
-		return fmt.Errorf("%w: events read --stream NAME | events export [--from POSITION] [--type T]... [--account ID] [--follow]", errUsage)
+func newEventsExportCmd(c *cli) *cobra.Command {
+	var opts exportOptions
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Print every event in global order, resumable",
+		Long: `export prints every event in global order, a page at a time. Pass the last
+printed "position" as --from to resume without a gap or a duplicate; --follow
+keeps printing new events until interrupted.`,
+		Example: `  invoicing events export --type InvoiceIssued --account acme
+  invoicing events export --from 1234/0 --follow`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withStore(cmd.Context(), c.getenv, func(store events.Store) error {
+				return exportEvents(cmd.Context(), store, opts, cmd.OutOrStdout())
+			})
+		},
 	}
-	fs := flag.NewFlagSet("events "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	stream := fs.String("stream", "", "stream to read (events read)")
-	from := fs.String("from", "", "resume after this position, as printed in an earlier line's \"position\"")
-	account := fs.String("account", "", "only this account's events")
-	follow := fs.Bool("follow", false, "keep printing new events until interrupted")
-	var types stringList
-	fs.Var(&types, "type", "only events of this type (repeatable)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	f := cmd.Flags()
+	f.Var((*positionFlag)(&opts.From), "from", `resume after this position, as printed in an earlier line's "position"`)
+	f.StringArrayVar(&opts.Types, "type", nil, "only events of this type (repeatable)")
+	f.StringVar(&opts.Account, "account", "", "only this account's events")
+	f.BoolVar(&opts.Follow, "follow", false, "keep printing new events until interrupted")
+	return cmd
+}
+
+// positionFlag is an events.Position flag in the form Position.String
+// prints.
+type positionFlag events.Position
+
+func (p *positionFlag) Type() string { return "POSITION" }
+func (p *positionFlag) String() string {
+	if *p == (positionFlag{}) {
+		return "" // no default shown in --help
 	}
-	opts := exportOptions{Types: types, Account: *account, Follow: *follow}
-	if *from != "" {
-		pos, err := events.ParsePosition(*from)
-		if err != nil {
-			return fmt.Errorf("%w: --from: %v", errUsage, err)
-		}
-		opts.From = pos
+	return events.Position(*p).String()
+}
+func (p *positionFlag) Set(v string) error {
+	pos, err := events.ParsePosition(v)
+	if err != nil {
+		return err
 	}
-	if args[0] == "read" && *stream == "" {
-		return fmt.Errorf("%w: events read needs --stream", errUsage)
-	}
-	return withStore(ctx, getenv, func(store events.Store) error {
-		if args[0] == "export" {
-			return exportEvents(ctx, store, opts, stdout)
-		}
-		return readStream(ctx, store, *stream, stdout)
-	})
+	*p = positionFlag(pos)
+	return nil
 }
 
 func readStream(ctx context.Context, store events.Store, stream string, w io.Writer) error {
