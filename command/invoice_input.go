@@ -4,8 +4,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/invoicing/invoicing/events"
 )
 
@@ -71,10 +69,10 @@ func ParseCreateInvoice(body map[string]any) (CreateInvoice, error) {
 
 func (in *CreateInvoice) checkFormats(r *reader) {
 	if in.CustomerID != "" {
-		if id, err := uuid.Parse(in.CustomerID); err != nil || len(in.CustomerID) != 36 {
+		if id, ok := ParseUUID(in.CustomerID); !ok {
 			r.add(customerPath, "must be a UUID")
 		} else {
-			in.CustomerID = id.String()
+			in.CustomerID = id
 		}
 	}
 	issue, issueOK := parseDate(r, "issue_date", in.IssueDate)

@@ -3,6 +3,8 @@ package command
 import (
 	"regexp"
 
+	"github.com/google/uuid"
+
 	"github.com/invoicing/invoicing/events"
 )
 
@@ -22,6 +24,19 @@ var (
 
 // maxIdentifiers is the spec's limit per record.
 const maxIdentifiers = 20
+
+// ParseUUID is the one check of an id a client sends, in a path parameter,
+// a query filter or a body field: the 36-character hyphenated form, in
+// either case. It returns the canonical lowercase spelling, so that equal
+// ids compare equal; ok is false for anything else (braces, a urn:uuid:
+// prefix, no hyphens).
+func ParseUUID(s string) (canonical string, ok bool) {
+	id, err := uuid.Parse(s)
+	if err != nil || len(s) != 36 {
+		return "", false
+	}
+	return id.String(), true
+}
 
 func (r *reader) address(path string, v any) events.Address {
 	o, ok := r.openObject(path, v, "city", "country_code", "line_1", "line_2", "postal_code", "region")

@@ -41,14 +41,16 @@ type Store struct {
 // New returns a Store on pool.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-// Page size bounds (the spec's limit parameter).
+// Page sizes: the spec's limit parameter, DefaultLimit when a client sends
+// none, MinLimit..MaxLimit otherwise.
 const (
-	MinLimit = 1
-	MaxLimit = 100
+	MinLimit     = 1
+	MaxLimit     = 100
+	DefaultLimit = 20
 )
 
-// PageRequest asks for one page of a list. Limit must be 1..100; After is
-// empty for the first page.
+// PageRequest asks for one page of a list. Limit must be MinLimit..MaxLimit;
+// After is empty for the first page.
 type PageRequest struct {
 	After string
 	Limit int

@@ -28,8 +28,6 @@ var ErrForbidden = errors.New("forbidden")
 const (
 	// leeway absorbs clock skew between the token issuer and this service.
 	leeway = 60 * time.Second
-	// defaultOrgClaim names the account claim when Config.OrgClaim is empty.
-	defaultOrgClaim = "org_id"
 	// minSecretLen is RFC 7518 §3.2's floor for HS256: a key as long as the
 	// hash output. Shorter secrets are brute-forceable from one token.
 	minSecretLen = 32
@@ -37,13 +35,17 @@ const (
 	fetchTimeout = 10 * time.Second
 )
 
+// DefaultOrgClaim names the account claim when Config.OrgClaim (or
+// DevClaims.OrgClaim) is empty, and is AUTH_ORG_CLAIM's default.
+const DefaultOrgClaim = "org_id"
+
 // Config is built by cmd from the environment; this package reads none.
 type Config struct {
 	HS256Secret []byte           // AUTH_HS256_SECRET, development and tests; empty disables HS256
 	JWKSURL     string           // AUTH_JWKS_URL; RS256, ES256 and EdDSA keys; empty disables them
 	Issuer      string           // AUTH_ISSUER; checked when non-empty
 	Audience    string           // AUTH_AUDIENCE; checked when non-empty
-	OrgClaim    string           // AUTH_ORG_CLAIM; default "org_id"
+	OrgClaim    string           // AUTH_ORG_CLAIM; default DefaultOrgClaim
 	HTTPClient  *http.Client     // fetches the JWKS; default a client with a 10 s timeout
 	Now         func() time.Time // default time.Now
 }
@@ -108,7 +110,7 @@ func withDefaults(cfg Config) (Config, error) {
 		}
 	}
 	if cfg.OrgClaim == "" {
-		cfg.OrgClaim = defaultOrgClaim
+		cfg.OrgClaim = DefaultOrgClaim
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: fetchTimeout}

@@ -14,7 +14,7 @@ type DevClaims struct {
 	Org, Subject     string
 	Scopes           []string
 	TTL              time.Duration
-	OrgClaim         string // name of the account claim; default "org_id"
+	OrgClaim         string // name of the account claim; default DefaultOrgClaim
 	Issuer, Audience string // set as iss and aud when non-empty
 }
 
@@ -33,7 +33,7 @@ func MintDevToken(secret []byte, c DevClaims, now time.Time) (string, error) {
 		return "", fmt.Errorf("auth: a development token needs a positive TTL, not %v", c.TTL)
 	}
 	if c.OrgClaim == "" {
-		c.OrgClaim = defaultOrgClaim
+		c.OrgClaim = DefaultOrgClaim
 	}
 	claims := jwt.MapClaims{
 		"sub":      c.Subject,
