@@ -1,8 +1,10 @@
 # Targets: build, run, test, lint, pg-stop, clean. `make run` and `make test`
-# need only Go and the system's PostgreSQL server binaries (README.md).
+# need only Go and the system's PostgreSQL server binaries, which they install
+# when missing (deploy/ensure-postgres.sh; README.md).
 
 GO ?= go
 PG_LOCAL := ./deploy/local-postgres.sh
+PG_ENSURE := ./deploy/ensure-postgres.sh
 # Pinned: `go run pkg@version` fetches, verifies against the checksum
 # database and caches this exact version; nothing else to install.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -12,10 +14,23 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 AUTH_HS256_SECRET ?= dev-only-insecure-hs256-secret-0123456789abcdef
 LOG_LEVEL ?= info
 
-.PHONY: build run test lint tools lint-openapi up down pg-stop clean
+# What `invoicing version` prints, stamped at link time (see
+# cmd/invoicing/cli_version.go): `git describe` (a tag, else the abbreviated
+# commit; -dirty for uncommitted changes) and the full commit. Outside a git
+# checkout: "dev" and no revision. Override, e.g. `make build VERSION=v1.2.3`.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS = -X main.version=$(VERSION) -X main.revision=$(REVISION)
+
+.PHONY: build run test lint tools lint-openapi up down pg-stop pg-ensure clean
 
 build:
-	$(GO) build -o bin/invoicing ./cmd/invoicing
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/invoicing ./cmd/invoicing
+
+# Installs the PostgreSQL server binaries when they are missing (apt-get, as
+# root or through sudo), else says what to run.
+pg-ensure:
+	@$(PG_ENSURE)
 
 # How to call the running server; printed by `make run` before it starts.
 # `\$(NOTHING)` keeps a shell line continuation that make would otherwise join.
@@ -41,16 +56,17 @@ endef
 run: export AUTH_HS256_SECRET := $(AUTH_HS256_SECRET)
 run: export LOG_LEVEL := $(LOG_LEVEL)
 run: export RUN_HELP = $(RUN_HELP_TEXT)
-run:
+run: pg-ensure
 	@$(PG_LOCAL) start >/dev/null
 	@DATABASE_URL="$$($(PG_LOCAL) url)" && export DATABASE_URL && \
 	  echo "DATABASE_URL=$$DATABASE_URL" && \
 	  printf '%s\n' "$$RUN_HELP" && \
-	  exec $(GO) run ./cmd/invoicing serve
+	  exec $(GO) run -ldflags "$(LDFLAGS)" ./cmd/invoicing serve
 
 # Each test package starts its own PostgreSQL through internal/pgtest, unless
-# TEST_DATABASE_URL names an existing server.
+# TEST_DATABASE_URL names an existing server (then no binaries are needed).
 test:
+	@if [ -z "$$TEST_DATABASE_URL" ]; then $(PG_ENSURE); fi
 	$(GO) test -count=1 -timeout 20m ./...
 
 lint:
@@ -78,7 +94,7 @@ lint-openapi:
 
 # The EventStoreDB development stack (needs a Docker engine).
 up:
-	docker compose -f deploy/compose.yaml up --build
+	VERSION='$(VERSION)' REVISION='$(REVISION)' docker compose -f deploy/compose.yaml up --build
 
 down:
 	docker compose -f deploy/compose.yaml down
