@@ -2,40 +2,12 @@ package transport
 
 import (
 	"net/http"
-	"regexp"
 
-	"github.com/gorilla/mux"
-
-	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/query"
 )
 
-// commandRequest carries the caller, the idempotency key and the trace
-// context to a command.
-func commandRequest(r *http.Request) command.Request {
-	p := principal(r)
-	req := command.Request{
-		Actor:          command.Actor{AccountID: p.AccountID, Subject: p.Subject, ClientID: p.ClientID},
-		RequestID:      requestID(r.Context()),
-		IdempotencyKey: r.Header.Get("Idempotency-Key"),
-	}
-	if tp := r.Header.Get("Traceparent"); traceParent.MatchString(tp) {
-		req.TraceParent = tp
-	}
-	return req
-}
-
-// traceParent is a W3C trace context header (version 00); anything else is
-// not recorded.
-var traceParent = regexp.MustCompile(`^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$`)
-
-// markReplayed tells the client that the answer is the stored result of an
-// earlier request with the same idempotency key (as Stripe does).
-func markReplayed(w http.ResponseWriter, replayed bool) {
-	if replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
-	}
-}
+// Companies: POST /v1/companies, GET /v1/companies,
+// GET /v1/companies/{company_id}.
 
 func (s *server) createCompany(w http.ResponseWriter, r *http.Request) error {
 	body, err := readObject(r, s.MaxBodyBytes)
@@ -46,22 +18,21 @@ func (s *server) createCompany(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	markReplayed(w, created.Replayed)
-	writeJSON(w, http.StatusCreated, companyFromEvent(created.Value))
+	c := created.Value
+	writeCreated(w, companyLocation(c.CompanyID), created.Replayed, companyFromEvent(c))
 	return nil
 }
 
 func (s *server) getCompany(w http.ResponseWriter, r *http.Request) error {
-	perr := &paramError{}
-	id := pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
-	if err := perr.orNil(); err != nil {
-		return err
-	}
-	c, err := s.Queries.Company(r.Context(), principal(r).AccountID, id)
+	companyID, err := companyParam(r)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, companyFromQuery(c))
+	c, err := s.Queries.Company(r.Context(), principal(r).AccountID, companyID)
+	if err != nil {
+		return err
+	}
+	writeResource(w, r, etag(c.ID, c.Version), companyFromQuery(c))
 	return nil
 }
 
@@ -77,4 +48,11 @@ func (s *server) listCompanies(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, list(page, companyFromQuery))
 	return nil
+}
+
+// companyExists makes a list under another account's (or no) company a 404
+// rather than an empty page.
+func (s *server) companyExists(r *http.Request, companyID string) error {
+	_, err := s.Queries.Company(r.Context(), principal(r).AccountID, companyID)
+	return err
 }

@@ -3,6 +3,7 @@ package transport
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/events"
@@ -79,6 +80,19 @@ var errorTable = []errorRow{
 	{isAny(events.ErrUnavailable, query.ErrUnavailable), http.StatusServiceUnavailable, "unavailable", "The service cannot reach its database right now; send the request again (writes with the same idempotency-key)."},
 }
 
+// bearerChallenge is the WWW-Authenticate of a 401 (RFC 6750 §3): the bare
+// challenge when the request sent no bearer token, else invalid_token with
+// a description that names no reason (which check failed is logged, not
+// told).
+func bearerChallenge(authorization string) string {
+	const challenge = `Bearer realm="invoicing"`
+	scheme, token, _ := strings.Cut(strings.TrimSpace(authorization), " ")
+	if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return challenge
+	}
+	return challenge + `, error="invalid_token", error_description="The access token is malformed, expired or not issued for this service."`
+}
+
 // errorBody is the one error shape of every response.
 type errorBody struct {
 	Error errorJSON `json:"error"`
@@ -109,8 +123,11 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			break
 		}
 	}
-	if status == http.StatusServiceUnavailable {
+	switch status {
+	case http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", retryAfterSeconds)
+	case http.StatusUnauthorized:
+		w.Header().Set("WWW-Authenticate", bearerChallenge(r.Header.Get("Authorization")))
 	}
 	if status >= http.StatusInternalServerError {
 		s.logger.ErrorContext(r.Context(), "request failed", "request_id", id, "error", err)

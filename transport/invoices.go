@@ -11,7 +11,42 @@ import (
 	"github.com/invoicing/invoicing/query"
 )
 
-var invoiceStatuses = map[string]bool{"draft": true, "issued": true, "void": true}
+// Invoices of a company: POST and GET /v1/companies/{company_id}/invoices,
+// GET /v1/companies/{company_id}/invoices/{invoice_id}, and POST .../issue
+// and .../void on one invoice.
+
+func (s *server) createInvoice(w http.ResponseWriter, r *http.Request) error {
+	companyID, err := companyParam(r)
+	if err != nil {
+		return err
+	}
+	body, err := readObject(r, s.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	created, err := s.Commands.CreateInvoice(r.Context(), commandRequest(r), companyID, body)
+	if err != nil {
+		return err
+	}
+	inv := created.Value
+	writeCreated(w, invoiceLocation(inv.CompanyID, inv.InvoiceID), created.Replayed, invoiceFromEvent(inv))
+	return nil
+}
+
+func (s *server) getInvoice(w http.ResponseWriter, r *http.Request) error {
+	companyID, invoiceID, err := invoiceParams(r)
+	if err != nil {
+		return err
+	}
+	inv, err := s.Queries.Invoice(r.Context(), principal(r).AccountID, companyID, invoiceID)
+	if err != nil {
+		return err
+	}
+	writeResource(w, r, etag(inv.ID, inv.Version), invoiceFromQuery(inv))
+	return nil
+}
+
+var invoiceStatuses = map[string]bool{events.StatusDraft: true, events.StatusIssued: true, events.StatusVoid: true}
 
 func (s *server) listInvoices(w http.ResponseWriter, r *http.Request) error {
 	perr := &paramError{}
@@ -42,26 +77,39 @@ func (s *server) listInvoices(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// changeInvoice handles a lifecycle operation on an invoice (issue, void):
-// 200 with the invoice as the operation left it.
-func (s *server) changeInvoice(change func(context.Context, command.Request, string, string, map[string]any) (command.Result[events.Invoice], error)) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		perr := &paramError{}
-		companyID := pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
-		invoiceID := pathUUID(perr, "invoice_id", mux.Vars(r)["invoice_id"])
-		if err := perr.orNil(); err != nil {
-			return err
-		}
-		body, err := readOptionalObject(r, s.MaxBodyBytes)
-		if err != nil {
-			return err
-		}
-		changed, err := change(r.Context(), commandRequest(r), companyID, invoiceID, body)
-		if err != nil {
-			return err
-		}
-		markReplayed(w, changed.Replayed)
-		writeJSON(w, http.StatusOK, invoiceFromState(changed.Value))
-		return nil
+func (s *server) issueInvoice(w http.ResponseWriter, r *http.Request) error {
+	return s.changeInvoice(w, r, s.Commands.IssueInvoice)
+}
+
+func (s *server) voidInvoice(w http.ResponseWriter, r *http.Request) error {
+	return s.changeInvoice(w, r, s.Commands.VoidInvoice)
+}
+
+// changeInvoice runs a lifecycle operation (issue, void): 200 with the
+// invoice as the operation left it.
+func (s *server) changeInvoice(w http.ResponseWriter, r *http.Request,
+	change func(context.Context, command.Request, string, string, map[string]any) (command.Result[events.Invoice], error)) error {
+	companyID, invoiceID, err := invoiceParams(r)
+	if err != nil {
+		return err
 	}
+	body, err := readOptionalObject(r, s.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	changed, err := change(r.Context(), commandRequest(r), companyID, invoiceID, body)
+	if err != nil {
+		return err
+	}
+	markReplayed(w, changed.Replayed)
+	writeJSON(w, http.StatusOK, invoiceFromState(changed.Value))
+	return nil
+}
+
+// invoiceParams reads and checks {company_id} and {invoice_id}.
+func invoiceParams(r *http.Request) (companyID, invoiceID string, err error) {
+	perr := &paramError{}
+	companyID = pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
+	invoiceID = pathUUID(perr, "invoice_id", mux.Vars(r)["invoice_id"])
+	return companyID, invoiceID, perr.orNil()
 }

@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
 	"sort"
@@ -8,8 +10,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
+	"github.com/gorilla/mux"
 
+	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/query"
 )
@@ -40,6 +43,8 @@ func (e *paramError) orNil() error {
 
 var cursorPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,512}$`)
 
+var limitMessage = fmt.Sprintf("must be an integer between %d and %d", query.MinLimit, query.MaxLimit)
+
 // listParams reads a list's query string: the page parameters plus the
 // named filters, rejecting unknown and repeated names.
 type listParams struct {
@@ -58,7 +63,7 @@ func parseList(q url.Values, filters ...string) (listParams, *paramError) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	out := listParams{page: query.PageRequest{Limit: 20}, filters: map[string]string{}}
+	out := listParams{page: query.PageRequest{Limit: query.DefaultLimit}, filters: map[string]string{}}
 	for _, name := range names {
 		values := q[name]
 		switch {
@@ -68,8 +73,8 @@ func parseList(q url.Values, filters ...string) (listParams, *paramError) {
 			perr.add(name, "must be given once")
 		case name == "limit":
 			n, err := strconv.Atoi(values[0])
-			if err != nil || n < 1 || n > 100 {
-				perr.add(name, "must be an integer between 1 and 100")
+			if err != nil || n < query.MinLimit || n > query.MaxLimit {
+				perr.add(name, limitMessage)
 			}
 			out.page.Limit = n
 		case name == "after":
@@ -101,13 +106,20 @@ func (p listParams) text(perr *paramError, name string, max int) string {
 	return v
 }
 
-// pathUUID checks a path parameter, canonicalising its spelling so that
-// equal ids compare equal.
+// pathUUID checks an id in the path or the query string, canonicalising
+// its spelling so that equal ids compare equal (command.ParseUUID).
 func pathUUID(perr *paramError, name, v string) string {
-	id, err := uuid.Parse(v)
-	if err != nil || len(v) != 36 {
+	id, ok := command.ParseUUID(v)
+	if !ok {
 		perr.add(name, "must be a UUID")
 		return ""
 	}
-	return id.String()
+	return id
+}
+
+// companyParam reads and checks the {company_id} path parameter alone.
+func companyParam(r *http.Request) (string, error) {
+	perr := &paramError{}
+	id := pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
+	return id, perr.orNil()
 }

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -16,12 +17,26 @@ import (
 
 // check returns the violations of the document by one exchange, each naming
 // the operation and the direction.
+//
+// A HEAD request is checked as the GET of the same path, without a body:
+// the document lists GETs only, and HEAD answers as GET does. A 304 is
+// checked here, as kin-openapi leaves it alone: the operation must list it,
+// its headers must match and there is no body. A 405 is checked against
+// the path's documented 405 (an Error with Allow), and Allow must list
+// exactly the path's documented methods, HEAD with GET.
 func (s *spec) check(req *http.Request, reqBody []byte, resp *http.Response, respBody []byte) []string {
 	vreq := req.Clone(context.Background())
 	vreq.Body = bodyOf(reqBody)
 	vreq.ContentLength = int64(len(reqBody))
+	head := req.Method == http.MethodHead
+	if head {
+		vreq.Method = http.MethodGet
+	}
 	route, pathParams, err := s.router.FindRoute(vreq)
-	if err != nil {
+	switch {
+	case errors.Is(err, routers.ErrMethodNotAllowed):
+		return s.checkMethodNotAllowed(req, resp, respBody)
+	case err != nil:
 		return s.checkUnrouted(req, resp, respBody)
 	}
 	name := fmt.Sprintf("%s (%s %s)", route.Operation.OperationID, req.Method, req.URL.Path)
@@ -40,14 +55,14 @@ func (s *spec) check(req *http.Request, reqBody []byte, resp *http.Response, res
 				"%s: request violates the document, yet the server answered %d: %v", name, resp.StatusCode, err))
 		}
 	}
-	rin := &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: input,
-		Status:                 resp.StatusCode,
-		Header:                 resp.Header,
-		Body:                   bodyOf(respBody),
-		Options:                s.options,
+	if resp.StatusCode == http.StatusNotModified {
+		err = s.checkNotModified(route, resp, respBody)
+	} else {
+		err = s.validateResponse(input, resp, respBody, head)
 	}
-	err = errors.Join(openapi3filter.ValidateResponse(context.Background(), rin), requestIDMismatch(resp, respBody))
+	if head && len(respBody) > 0 {
+		err = errors.Join(err, fmt.Errorf("a HEAD response has a body of %d bytes", len(respBody)))
+	}
 	if err != nil {
 		problems = append(problems, fmt.Sprintf(
 			"%s: response %d violates the document: %v", name, resp.StatusCode, err))
@@ -55,14 +70,122 @@ func (s *spec) check(req *http.Request, reqBody []byte, resp *http.Response, res
 	return problems
 }
 
-// checkUnrouted checks the answer to a request the document has no operation
-// for: 404 or 405, in the Error shape, with an X-Request-Id.
+// validateResponse checks a response against the operation input names,
+// without its body when the request was a HEAD.
+func (s *spec) validateResponse(input *openapi3filter.RequestValidationInput, resp *http.Response, body []byte, head bool) error {
+	opts := s.options
+	if head {
+		o := *s.options
+		o.ExcludeResponseBody = true
+		opts = &o
+	}
+	rin := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: input,
+		Status:                 resp.StatusCode,
+		Header:                 resp.Header,
+		Body:                   bodyOf(body),
+		Options:                opts,
+	}
+	return errors.Join(openapi3filter.ValidateResponse(context.Background(), rin), requestIDMismatch(resp, body))
+}
+
+// checkNotModified checks a 304: listed by the operation, its headers as
+// documented, no body.
+func (s *spec) checkNotModified(route *routers.Route, resp *http.Response, body []byte) error {
+	ref := route.Operation.Responses.Status(http.StatusNotModified)
+	if ref == nil || ref.Value == nil {
+		return errors.New("status is not supported")
+	}
+	err := s.checkHeaders(ref.Value, resp.Header)
+	if len(body) > 0 {
+		err = errors.Join(err, fmt.Errorf("a 304 has a body of %d bytes", len(body)))
+	}
+	return err
+}
+
+// checkHeaders checks that the documented headers of a response are there
+// when required and match their schemas when present.
+func (s *spec) checkHeaders(doc *openapi3.Response, got http.Header) error {
+	names := make([]string, 0, len(doc.Headers))
+	for name := range doc.Headers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var errs []error
+	for _, name := range names {
+		h := doc.Headers[name].Value
+		values := got.Values(name)
+		switch {
+		case len(values) == 0 && h.Required:
+			errs = append(errs, fmt.Errorf("response header %q missing", name))
+		case len(values) > 0 && h.Schema != nil && h.Schema.Value != nil:
+			if err := h.Schema.Value.VisitJSON(values[0], s.schemaOptions...); err != nil {
+				errs = append(errs, fmt.Errorf("response header %q: %w", name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkMethodNotAllowed checks the answer to a documented path asked with
+// a method the document does not list for it: the path's 405, whose Allow
+// names the path's methods.
+func (s *spec) checkMethodNotAllowed(req *http.Request, resp *http.Response, body []byte) []string {
+	name := fmt.Sprintf("%s %s (a method the path does not document)", req.Method, req.URL.Path)
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		return []string{fmt.Sprintf("%s: response %d; want 405 with Allow", name, resp.StatusCode)}
+	}
+	route, params := s.anyRoute(req)
+	if route == nil {
+		return []string{name + ": no documented method routes the path"}
+	}
+	input := &openapi3filter.RequestValidationInput{Request: route.probe, PathParams: params, Route: route.Route, Options: s.options}
+	err := s.validateResponse(input, resp, body, req.Method == http.MethodHead)
+	var want []string
+	for method := range route.PathItem.Operations() {
+		want = append(want, strings.ToUpper(method))
+		if strings.EqualFold(method, http.MethodGet) {
+			want = append(want, http.MethodHead)
+		}
+	}
+	slices.Sort(want)
+	if got := resp.Header.Get("Allow"); got != strings.Join(want, ", ") {
+		err = errors.Join(err, fmt.Errorf("header Allow is %q, want the path's methods %q", got, strings.Join(want, ", ")))
+	}
+	if err != nil {
+		return []string{fmt.Sprintf("%s: response 405 violates the document: %v", name, err)}
+	}
+	return nil
+}
+
+// probedRoute is a route found for req's path under another method, and
+// the request that found it.
+type probedRoute struct {
+	*routers.Route
+	probe *http.Request
+}
+
+// anyRoute finds the route of req's path under any documented method.
+func (s *spec) anyRoute(req *http.Request) (*probedRoute, map[string]string) {
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := req.Clone(context.Background())
+		probe.Method = m
+		probe.Body = http.NoBody
+		if route, params, err := s.router.FindRoute(probe); err == nil {
+			return &probedRoute{Route: route, probe: probe}, params
+		}
+	}
+	return nil, nil
+}
+
+// checkUnrouted checks the answer to a request for a path the document does
+// not have: 404 in the Error shape, with an X-Request-Id.
 func (s *spec) checkUnrouted(req *http.Request, resp *http.Response, body []byte) []string {
 	name := fmt.Sprintf("%s %s (no operation in the document)", req.Method, req.URL.Path)
-	if resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusMethodNotAllowed {
-		return []string{fmt.Sprintf("%s: response %d; want 404 or 405 in the Error shape", name, resp.StatusCode)}
+	if resp.StatusCode != http.StatusNotFound {
+		return []string{fmt.Sprintf("%s: response %d; want 404 in the Error shape", name, resp.StatusCode)}
 	}
-	err := s.validateError(resp, body)
+	err := s.validateError(resp, body, req.Method == http.MethodHead)
 	if resp.Header.Get("X-Request-Id") == "" {
 		err = errors.Join(err, errors.New(`response header "X-Request-Id" missing`))
 	}
@@ -73,11 +196,15 @@ func (s *spec) checkUnrouted(req *http.Request, resp *http.Response, body []byte
 }
 
 // validateError checks that body is an application/json document matching
-// the Error schema, and that it repeats the X-Request-Id header.
-func (s *spec) validateError(resp *http.Response, body []byte) error {
+// the Error schema, and that it repeats the X-Request-Id header; for a HEAD,
+// only the Content-Type.
+func (s *spec) validateError(resp *http.Response, body []byte, head bool) error {
 	mediaType, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if err != nil || mediaType != "application/json" {
 		return fmt.Errorf("Content-Type %q, want application/json", resp.Header.Get("Content-Type"))
+	}
+	if head {
+		return nil
 	}
 	var value any
 	if err := json.Unmarshal(body, &value); err != nil {

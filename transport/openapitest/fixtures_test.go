@@ -39,6 +39,15 @@ type reply struct {
 	contentType string // default application/json
 	requestID   string // X-Request-Id; "-" for none, default "req-1"
 	body        any    // marshalled as JSON unless it is a string
+	// header adds or, with "", removes response headers. Every reply
+	// carries an ETag and a Location by default, which only the gets and
+	// the creates document (others ignore them).
+	header map[string]string
+}
+
+var defaultHeaders = map[string]string{
+	"ETag":     `W/"` + companyID + `.1"`,
+	"Location": "/v1/companies/" + companyID,
 }
 
 // fakeServer answers every request with rep, after checking that the
@@ -55,6 +64,16 @@ func fakeServer(t *testing.T, rep reply, wantBody string) *httptest.Server {
 			ct = "application/json"
 		}
 		w.Header().Set("Content-Type", ct)
+		for k, v := range defaultHeaders {
+			w.Header().Set(k, v)
+		}
+		for k, v := range rep.header {
+			if v == "" {
+				w.Header().Del(k)
+			} else {
+				w.Header().Set(k, v)
+			}
+		}
 		switch rep.requestID {
 		case "":
 			w.Header().Set("X-Request-Id", "req-1")

@@ -16,10 +16,12 @@ import (
 //
 // A request is validated only when the server accepted it (2xx): tests send
 // malformed requests on purpose and expect 4xx. Every response is validated
-// against the operation's response for its status, which must be listed; a
-// request to a path or method the document lacks must be answered 404 or 405
-// in the Error shape. Authentication is left to the server: tests send bad
-// tokens on purpose. HEAD requests are not checked. An invalid document fails
+// against the operation's response for its status, which must be listed,
+// headers included (a 304 too, which must have no body); a request to a path
+// the document lacks must be answered 404 in the Error shape, and one with a
+// method the path lacks 405 with Allow naming the path's methods. A HEAD is
+// checked as the GET of its path, without a body. Authentication is left to
+// the server: tests send bad tokens on purpose. An invalid document fails
 // the test at once.
 func NewTransport(t testing.TB, doc []byte, base http.RoundTripper) http.RoundTripper {
 	t.Helper()
@@ -66,10 +68,8 @@ func (v *validatingTransport) RoundTrip(req *http.Request) (*http.Response, erro
 		return nil, fmt.Errorf("openapitest: reading the response body: %w", err)
 	}
 	resp.Body = bodyOf(respBody)
-	if req.Method != http.MethodHead {
-		for _, problem := range v.spec.check(req, reqBody, resp, respBody) {
-			v.t.Errorf("openapitest: %s", problem)
-		}
+	for _, problem := range v.spec.check(req, reqBody, resp, respBody) {
+		v.t.Errorf("openapitest: %s", problem)
 	}
 	return resp, nil
 }

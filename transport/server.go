@@ -1,0 +1,65 @@
+// Package transport is the HTTP edge: routes, request parsing, auth
+// middleware, the one error table and JSON rendering.
+//
+// Where things are: routes.go is the route table; companies.go,
+// customers.go and invoices.go hold each resource's handlers (create, get,
+// list, and an invoice's issue and void); probes.go the health probes and
+// the OpenAPI document; errors.go the one table that turns errors into
+// statuses; conditional.go ETags and If-None-Match; params.go and body.go
+// what a request may carry; render*.go the response bodies.
+package transport
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/invoicing/invoicing/command"
+	"github.com/invoicing/invoicing/query"
+)
+
+// DefaultMaxBodyBytes is the 413 threshold when Config.MaxBodyBytes is not
+// set, and MAX_BODY_BYTES's default: 1 MiB.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Config holds the server's collaborators, built once by cmd.
+type Config struct {
+	Commands *command.Handler
+	Queries  *query.Store
+	Auth     Authenticator
+	Logger   *slog.Logger
+	// MaxBodyBytes is the 413 threshold (default DefaultMaxBodyBytes).
+	MaxBodyBytes int64
+	// Ready reports whether the service can serve (database, event store,
+	// projectors); nil means always ready.
+	Ready func(ctx context.Context) error
+	// QuarantinedEvents counts the events projections set aside because
+	// they could not apply them; /readyz reports it. One such event does
+	// not make the service unready: every other account is served.
+	QuarantinedEvents func(ctx context.Context) (int64, error)
+}
+
+type server struct {
+	Config
+	logger *slog.Logger
+	// router is the route table, consulted again to list a path's methods
+	// in a 405's Allow.
+	router *mux.Router
+}
+
+// NewHandler returns the service's HTTP handler.
+func NewHandler(cfg Config) http.Handler {
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	s := &server{Config: cfg, logger: cfg.Logger}
+	s.router = s.routes()
+	return withRequestID(s.withAccessLog(s.router))
+}
+
+// read and write wrap an operation's handler: the token is verified and
+// must grant reading (either scope) or writing.
+func (s *server) read(h handlerFunc) http.Handler  { return s.adapt(s.authenticated(canRead, h)) }
+func (s *server) write(h handlerFunc) http.Handler { return s.adapt(s.authenticated(canWrite, h)) }
