@@ -60,12 +60,14 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	return s.ResponseWriter.Write(b)
 }
 
-// withAccessLog logs one line per request, and turns a panic into a logged
+// withAccessLog logs one line per request (with the client's address and,
+// once a token is verified, the account), and turns a panic into a logged
 // 500 in the error shape.
 func (s *server) withAccessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
+		r, entry := withAccessLogEntry(r)
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -76,9 +78,10 @@ func (s *server) withAccessLog(next http.Handler) http.Handler {
 					s.writeError(rec, r, errPanic)
 				}
 			}
-			s.logger.InfoContext(r.Context(), "request",
+			s.logger.InfoContext(r.Context(), "request", append([]any{
 				"request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path,
-				"status", rec.status, "duration_ms", float64(time.Since(start).Microseconds())/1000)
+				"status", rec.status, "duration_ms", float64(time.Since(start).Microseconds()) / 1000,
+				"remote_addr", r.RemoteAddr}, entry.attrs()...)...)
 		}()
 		next.ServeHTTP(rec, r)
 	})
@@ -114,6 +117,7 @@ func (s *server) authenticated(need scopeCheck, h handlerFunc) handlerFunc {
 		if err != nil {
 			return err
 		}
+		logAccount(r, p.AccountID)
 		if !need(p) {
 			return errMissingScope
 		}
