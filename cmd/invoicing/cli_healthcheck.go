@@ -57,7 +57,7 @@ HEALTHCHECK, where the image has no curl.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&target, "url", readyzURL(or(c.getenv("HTTP_ADDR"), defaultHTTPAddr)), "the readiness URL to ask (default from HTTP_ADDR)")
+	f.StringVar(&target, "url", readyzURL(or(c.getenv("HTTP_ADDR"), defaultHTTPAddr)), "the readiness URL to ask; the default follows HTTP_ADDR")
 	f.DurationVar(&timeout, "timeout", 3*time.Second, "give up after this long")
 	return cmd
 }
