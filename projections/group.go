@@ -165,3 +165,49 @@ func (g *Group) reached(ctx context.Context, pos events.Position) (bool, error) 
 	}
 	return seen == len(g.names) && !behind, nil
 }
+
+// Checkpoint is a projection's committed position and how many events it
+// has quarantined, as the database holds them.
+type Checkpoint struct {
+	Name        string
+	Position    events.Position // zero when the projection never ran
+	Quarantined int64
+}
+
+// checkpointsSQL reads every named checkpoint and its quarantine count in
+// one round trip: primary-key lookups, cheap enough for every scrape.
+const checkpointsSQL = `
+	SELECT n.name, coalesce(c.position, ''),
+		(SELECT count(*) FROM public.projection_quarantine q WHERE q.name = n.name)
+	FROM unnest($1::text[]) AS n(name)
+	LEFT JOIN public.projection_checkpoints c ON c.name = n.name`
+
+// Checkpoints returns the group's checkpoints from the database, so it
+// works whichever instance runs the projectors; metrics compute lag from it.
+func (g *Group) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
+	rows, err := g.pool.Query(ctx, checkpointsSQL, g.names)
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoints: %w", err)
+	}
+	defer rows.Close()
+	var out []Checkpoint
+	for rows.Next() {
+		var (
+			cp Checkpoint
+			s  string
+		)
+		if err := rows.Scan(&cp.Name, &s, &cp.Quarantined); err != nil {
+			return nil, fmt.Errorf("read checkpoints: %w", err)
+		}
+		if s != "" {
+			if cp.Position, err = events.ParsePosition(s); err != nil {
+				return nil, fmt.Errorf("checkpoint of %s: %w", cp.Name, err)
+			}
+		}
+		out = append(out, cp)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read checkpoints: %w", err)
+	}
+	return out, nil
+}

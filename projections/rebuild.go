@@ -31,6 +31,7 @@ type Rebuilder struct {
 	Logger    *slog.Logger
 	BatchSize int            // events per transaction (default 1000)
 	OnBatch   func(Progress) // optional progress callback
+	Observer  Observer       // optional, told of every batch committed
 }
 
 // shadowSchema and buildCheckpoint name a version's build; both survive an
@@ -104,6 +105,7 @@ func (b *Rebuilder) applyPage(ctx context.Context, p Projection, to target, q *q
 		return pos, fmt.Errorf("rebuild %s: %w", p.Name(), err)
 	}
 	b.logQuarantined(set)
+	observe(b.Observer, p.Name(), true, pos, page)
 	progress.Applied += int64(len(page))
 	progress.Position = pos
 	if b.OnBatch != nil {

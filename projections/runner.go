@@ -30,8 +30,38 @@ type RunnerOptions struct {
 	// Prepare runs once, holding the projection's lock, before the first
 	// batch: serve uses it to rebuild a projection whose tables are older
 	// than its code, so that only one instance rebuilds.
-	Prepare     func(ctx context.Context, p Projection) error
+	Prepare func(ctx context.Context, p Projection) error
+	// Observer, when set, is told of every batch the runner commits.
+	Observer    Observer
 	afterCommit func(events.Position)
+}
+
+// Observer learns of committed batches, for metrics. It is called on the
+// projector's goroutine right after the commit, so it must return quickly.
+type Observer interface {
+	Committed(CommittedBatch)
+}
+
+// CommittedBatch describes a batch whose rows and checkpoint committed.
+type CommittedBatch struct {
+	Projection string
+	// Rebuild marks a rebuild's batch, written into its shadow tables.
+	Rebuild bool
+	// Events counts the batch's events, quarantined ones included.
+	Events int
+	// Position is the checkpoint after the batch.
+	Position events.Position
+	// LastRecordedAt is when the batch's last event was recorded.
+	LastRecordedAt time.Time
+}
+
+// observe tells o of a committed batch, if there is an observer.
+func observe(o Observer, name string, rebuild bool, pos events.Position, batch []events.RecordedEvent) {
+	if o == nil || len(batch) == 0 {
+		return
+	}
+	o.Committed(CommittedBatch{Projection: name, Rebuild: rebuild, Events: len(batch), Position: pos,
+		LastRecordedAt: batch[len(batch)-1].RecordedAt})
 }
 
 func (o *RunnerOptions) defaults() {
@@ -187,6 +217,7 @@ func (r *Runner) follow(ctx context.Context, pos events.Position, q *quarantine)
 			return committed, err
 		}
 		committed = true
+		observe(r.opts.Observer, r.proj.Name(), false, pos, batch)
 		if r.opts.afterCommit != nil {
 			r.opts.afterCommit(pos)
 		}
