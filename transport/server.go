@@ -39,6 +39,9 @@ type Config struct {
 	// they could not apply them; /readyz reports it. One such event does
 	// not make the service unready: every other account is served.
 	QuarantinedEvents func(ctx context.Context) (int64, error)
+	// Metrics, when set, observes every request and every successful
+	// command (metrics.go).
+	Metrics Metrics
 }
 
 type server struct {
@@ -56,7 +59,12 @@ func NewHandler(cfg Config) http.Handler {
 	}
 	s := &server{Config: cfg, logger: cfg.Logger}
 	s.router = s.routes()
-	return withRequestID(s.withAccessLog(s.router))
+	s.router.Use(nameRoute)
+	h := withRequestID(s.withAccessLog(s.router))
+	if cfg.Metrics != nil {
+		h = withMetrics(cfg.Metrics, h)
+	}
+	return h
 }
 
 // read and write wrap an operation's handler: the token is verified and

@@ -18,9 +18,7 @@ func commandRequest(r *http.Request) command.Request {
 		RequestID:      requestID(r.Context()),
 		IdempotencyKey: r.Header.Get("Idempotency-Key"),
 	}
-	if tp := r.Header.Get("Traceparent"); traceParent.MatchString(tp) {
-		req.TraceParent = tp
-	}
+	req.TraceParent = recordedTraceParent(r)
 	return req
 }
 
