@@ -4,9 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/invoicing/invoicing/events/esdb"
 )
@@ -49,6 +53,22 @@ type config struct {
 	Auth          authConfig
 	ShutdownGrace time.Duration
 	WaitTimeout   time.Duration
+	// MetricsAddr is where Prometheus metrics are served (METRICS_ADDR);
+	// "" serves none and collects none.
+	MetricsAddr string
+	Tracing     tracingConfig
+}
+
+// tracingConfig switches OpenTelemetry tracing on. The exporter and the SDK
+// read their other settings (headers, timeout, sampler, resource) from the
+// standard OTEL_* variables themselves.
+type tracingConfig struct {
+	// Enabled is set by OTEL_EXPORTER_OTLP_ENDPOINT or
+	// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, unless OTEL_SDK_DISABLED=true.
+	Enabled bool
+	// provider, when set (by tests), is used instead of an OTLP exporter's
+	// and turns tracing on.
+	provider trace.TracerProvider
 }
 
 type authConfig struct {
@@ -111,6 +131,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		scheme, _, _ := strings.Cut(u, "://")
 		problems = append(problems, fmt.Errorf("EVENTSTORE_URL: scheme %q: want an esdb://, esdb+discover://, kurrentdb:// or kurrentdb+discover:// connection string", scheme))
 	}
+	loadTelemetryConfig(getenv, &cfg, &problems)
 	if err := errors.Join(problems...); err != nil {
 		return config{}, fmt.Errorf("configuration: %w", err)
 	}
@@ -137,4 +158,39 @@ func duration(getenv func(string) string, name string, def time.Duration, proble
 		return def
 	}
 	return d
+}
+
+// loadTelemetryConfig reads METRICS_ADDR and whether to export traces.
+func loadTelemetryConfig(getenv func(string) string, cfg *config, problems *[]error) {
+	cfg.MetricsAddr = getenv("METRICS_ADDR")
+	if a := cfg.MetricsAddr; a != "" {
+		_, port, err := net.SplitHostPort(a)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+			*problems = append(*problems, fmt.Errorf("METRICS_ADDR=%q: want host:port or :port with a numeric port", a))
+		} else if a == cfg.HTTPAddr {
+			*problems = append(*problems, fmt.Errorf("METRICS_ADDR=%q: must differ from HTTP_ADDR", a))
+		}
+	}
+	if strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") {
+		return
+	}
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
+		v := getenv(name)
+		if v == "" {
+			continue
+		}
+		cfg.Tracing.Enabled = true
+		// The value is not echoed: it may carry credentials.
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			*problems = append(*problems, fmt.Errorf("%s: want an http:// or https:// URL such as http://collector:4318", name))
+		}
+	}
+	if !cfg.Tracing.Enabled {
+		return
+	}
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"} {
+		if v := getenv(name); v != "" && v != "http/protobuf" {
+			*problems = append(*problems, fmt.Errorf("%s=%q: only http/protobuf is supported", name, v))
+		}
+	}
 }

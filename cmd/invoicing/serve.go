@@ -48,6 +48,7 @@ type app struct {
 	handler  http.Handler
 	logger   *slog.Logger
 	timeouts httpTimeouts
+	obs      *observability
 }
 
 func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
@@ -58,29 +59,40 @@ func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
 	if err != nil {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
-	pool, store, err := openDatabases(ctx, cfg, logger)
+	obs, err := openObservability(ctx, cfg, logger)
 	if err != nil {
 		return nil, err
 	}
-	rebuilder := &projections.Rebuilder{Store: store, Pool: pool, Logger: logger}
-	group := projections.NewGroup(projections.All(), store, pool, logger, projections.RunnerOptions{Prepare: rebuilder.UpgradeIfStale})
+	pool, store, err := openDatabases(ctx, cfg, logger, obs.poolOptions()...)
+	if err != nil {
+		obs.close()
+		return nil, err
+	}
+	store = obs.instrumentStore(store)
+	rebuilder := &projections.Rebuilder{Store: store, Pool: pool, Logger: logger, Observer: obs.projectionObserver()}
+	group := projections.NewGroup(projections.All(), store, pool, logger, projections.RunnerOptions{
+		Prepare: rebuilder.UpgradeIfStale, Observer: obs.projectionObserver(),
+	})
+	obs.watch(pool, group, store)
 	queries := query.New(pool)
 	commands := command.NewHandler(command.Config{
 		Store: store, Waiter: group, Directory: directory{queries}, Logger: logger, WaitTimeout: cfg.WaitTimeout,
 	})
-	a := &app{pool: pool, store: store, group: group, logger: logger, timeouts: cfg.HTTP}
-	a.handler = transport.NewHandler(transport.Config{
+	a := &app{pool: pool, store: store, group: group, logger: logger, timeouts: cfg.HTTP, obs: obs}
+	a.handler = obs.traceHandler(transport.NewHandler(transport.Config{
 		Commands: commands, Queries: queries, Auth: verifier, Logger: logger,
 		MaxBodyBytes: cfg.MaxBodyBytes, Ready: a.ready, QuarantinedEvents: group.QuarantineCount,
-	})
+		Metrics: obs.httpMetrics(),
+	}))
 	return a, nil
 }
 
 // openDatabases connects to PostgreSQL and the event store and applies
 // pending migrations: the event store's, the projections' bookkeeping, and
-// the tables of projections that have none yet.
-func openDatabases(ctx context.Context, cfg config, logger *slog.Logger) (*pgxpool.Pool, events.Store, error) {
-	pool, err := openPool(ctx, cfg.DatabaseURL)
+// the tables of projections that have none yet. poolOptions adjust the
+// pool's configuration (serve's tracer).
+func openDatabases(ctx context.Context, cfg config, logger *slog.Logger, poolOptions ...func(*pgxpool.Config)) (*pgxpool.Pool, events.Store, error) {
+	pool, err := openPool(ctx, cfg.DatabaseURL, poolOptions...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -110,7 +122,7 @@ func migrateReadModels(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
-func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
+func openPool(ctx context.Context, url string, options ...func(*pgxpool.Config)) (*pgxpool.Pool, error) {
 	pcfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
@@ -118,6 +130,9 @@ func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	// An idle open transaction holds back every projector (see
 	// events/pgstore/order.go); none of ours stays open, so cut any that does.
 	pcfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = "30000"
+	for _, o := range options {
+		o(pcfg)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
@@ -157,6 +172,8 @@ func (a *app) run(ctx context.Context, ln net.Listener, grace time.Duration) err
 		defer wg.Done()
 		a.group.Run(projCtx)
 	}()
+	stopMetrics := a.obs.serveMetrics()
+	defer stopMetrics()
 	srv := &http.Server{
 		Handler:           a.handler,
 		ReadHeaderTimeout: a.timeouts.ReadHeader,
@@ -188,6 +205,7 @@ func (a *app) run(ctx context.Context, ln net.Listener, grace time.Duration) err
 }
 
 func (a *app) close() {
+	a.obs.close()
 	a.store.Close()
 	a.pool.Close()
 }
