@@ -12,7 +12,10 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/events/esdb"
+	"github.com/invoicing/invoicing/transport"
+	"github.com/invoicing/invoicing/transport/auth"
 )
 
 // The HTTP server's timeouts by default; the README's configuration table
@@ -84,19 +87,19 @@ func loadConfig(getenv func(string) string) (config, error) {
 		HTTPAddr:      or(getenv("HTTP_ADDR"), ":8080"),
 		DatabaseURL:   getenv("DATABASE_URL"),
 		EventStoreURL: getenv("EVENTSTORE_URL"),
-		MaxBodyBytes:  1 << 20,
+		MaxBodyBytes:  transport.DefaultMaxBodyBytes,
 		HTTP: httpTimeouts{
 			ReadHeader: DefaultReadHeaderTimeout, Read: DefaultReadTimeout,
 			Write: DefaultWriteTimeout, Idle: DefaultIdleTimeout,
 		},
 		ShutdownGrace: 30 * time.Second,
-		WaitTimeout:   5 * time.Second,
+		WaitTimeout:   command.DefaultWaitTimeout,
 		Auth: authConfig{
 			HS256Secret: getenv("AUTH_HS256_SECRET"),
 			JWKSURL:     getenv("AUTH_JWKS_URL"),
 			Issuer:      getenv("AUTH_ISSUER"),
 			Audience:    getenv("AUTH_AUDIENCE"),
-			OrgClaim:    or(getenv("AUTH_ORG_CLAIM"), "org_id"),
+			OrgClaim:    or(getenv("AUTH_ORG_CLAIM"), auth.DefaultOrgClaim),
 		},
 	}
 	var problems []error

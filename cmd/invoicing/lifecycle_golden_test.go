@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/invoicing/invoicing/events"
+)
+
+// TestLifecycleBodiesAndEventsMatchTheirGoldenFiles pins an issued and a
+// voided invoice as the API answers them, and the JSON of every event type
+// as the events table stores it (data and metadata, byte for byte but for
+// the normalised ids, times and hashes). A change to an event's shape shows
+// up in testdata/events.golden, where a reviewer sees it: stored events are
+// never rewritten, so a shape change is a new schema version.
+func TestLifecycleBodiesAndEventsMatchTheirGoldenFiles(t *testing.T) {
+	s := newService(t)
+	b := newBilling(t, s, "golden", prefixedCompany)
+	id := b.create(t, "draft-key-golden-1", b.invoiceBody(t, nil))["id"].(string)
+
+	issued := b.issue(t, id, "golden-issue")
+	b.mustChange(t, issued)
+	assertGolden(t, "invoice_issued", issued.body)
+	voided := b.void(t, id, "golden-void", "Issued to the wrong customer")
+	b.mustChange(t, voided)
+	assertGolden(t, "invoice_voided", voided.body)
+
+	type storedEvent struct {
+		Type     string          `json:"event_type"`
+		Revision int64           `json:"stream_revision"`
+		Data     json.RawMessage `json:"data"`
+		Metadata json.RawMessage `json:"metadata"`
+	}
+	rows, err := s.pool.Query(context.Background(),
+		`SELECT event_type, stream_revision, data::text, metadata::text FROM events ORDER BY global_position`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored []storedEvent
+	var types []string
+	for rows.Next() {
+		var e storedEvent
+		var data, metadata string
+		if err := rows.Scan(&e.Type, &e.Revision, &data, &metadata); err != nil {
+			t.Fatal(err)
+		}
+		e.Data, e.Metadata = json.RawMessage(data), json.RawMessage(metadata)
+		stored = append(stored, e)
+		types = append(types, e.Type)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	body, err := json.Marshal(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertGolden(t, "events", body)
+
+	// Every type the service appends is in the golden file.
+	slices.Sort(types)
+	want := slices.Clone(events.Types)
+	slices.Sort(want)
+	if !slices.Equal(slices.Compact(types), want) {
+		t.Errorf("the scenario stores the event types %q, want every one of %q", slices.Compact(types), want)
+	}
+}
