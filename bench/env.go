@@ -1,0 +1,149 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/invoicing/invoicing/internal/pgtest"
+)
+
+// Machine describes where and under which load a run happened.
+func Machine() string {
+	mem := "?"
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "MemTotal:" {
+				var kb int64
+				fmt.Sscan(f[1], &kb)
+				mem = fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+			}
+		}
+	}
+	return fmt.Sprintf("%d CPUs (runtime.NumCPU), %s memory, %s/%s, %s; load average %s",
+		runtime.NumCPU(), mem, runtime.GOOS, runtime.GOARCH, runtime.Version(), LoadAvg())
+}
+
+// LoadAvg returns the 1, 5 and 15 minute load averages.
+func LoadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// startPostgres starts the benchmark's server with default durability plus
+// extra settings, and says so.
+func startPostgres(out io.Writer, extra []string) (*pgtest.Cluster, error) {
+	settings := append([]string{
+		// Explicit although they are the defaults: the point of this
+		// cluster, unlike the test one, is durable commits.
+		"fsync=on", "synchronous_commit=on", "full_page_writes=on",
+	}, extra...)
+	c, err := pgtest.StartCluster(settings)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "postgres: pid %d, 127.0.0.1:%d, data %s, settings %s (others: PostgreSQL's defaults)\n",
+		c.PID(), c.Port(), c.Dir(), strings.Join(settings, " "))
+	return c, nil
+}
+
+// serverInfo reads the server version and the settings that matter here.
+func serverInfo(ctx context.Context, url string) string {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return "?"
+	}
+	defer conn.Close(ctx)
+	var v, fsync, sc, sb, wal string
+	err = conn.QueryRow(ctx, `SELECT current_setting('server_version'), current_setting('fsync'),
+		current_setting('synchronous_commit'), current_setting('shared_buffers'), current_setting('max_wal_size')`).
+		Scan(&v, &fsync, &sc, &sb, &wal)
+	if err != nil {
+		return "?"
+	}
+	return fmt.Sprintf("PostgreSQL %s, fsync=%s synchronous_commit=%s shared_buffers=%s max_wal_size=%s", v, fsync, sc, sb, wal)
+}
+
+// execSQL runs statements on a fresh connection to url.
+func execSQL(ctx context.Context, url string, stmts ...string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	for _, s := range stmts {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
+	}
+	return nil
+}
+
+// connect opens one connection named app (application_name), so that the
+// harness's own statements can be told apart in the server log.
+func connect(ctx context.Context, url, app string) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	cfg.RuntimeParams["application_name"] = app
+	return pgx.ConnectConfig(ctx, cfg)
+}
+
+// RSSSampler records the highest VmRSS of a process while it runs.
+type RSSSampler struct {
+	peak int64
+	stop chan struct{}
+	done chan struct{}
+}
+
+// SampleRSS polls pid's VmRSS every period until Stop.
+func SampleRSS(pid int, period time.Duration) *RSSSampler {
+	s := &RSSSampler{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			if m, err := ReadMemory(pid); err == nil {
+				s.peak = max(s.peak, m.RSS)
+			}
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+// Stop ends the sampling and returns the peak in bytes.
+func (s *RSSSampler) Stop() int64 {
+	close(s.stop)
+	<-s.done
+	return s.peak
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// nan marks a cell as not measured.
+var nan = math.NaN()
+
+// seconds renders a phase duration as pgbench's -T wants it: whole seconds,
+// at least 1.
+func seconds(d time.Duration) int { return max(1, int(math.Round(d.Seconds()))) }

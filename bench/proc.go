@@ -1,0 +1,204 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// clockTick is the unit of the CPU times in /proc/PID/stat: USER_HZ, 100 on
+// every Linux architecture Go supports (getconf CLK_TCK).
+const clockTick = 10 * time.Millisecond
+
+// procStat is what the harness reads of /proc/PID/stat.
+type procStat struct {
+	ppid           int
+	utime, stime   time.Duration // the process's own CPU
+	cutime, cstime time.Duration // of its children it has waited for
+}
+
+// readStat parses /proc/PID/stat. The command name (field 2) may hold spaces
+// and parentheses, so fields are counted from the last ')'.
+func readStat(pid int) (procStat, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return procStat{}, err
+	}
+	return parseStat(b)
+}
+
+func parseStat(b []byte) (procStat, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procStat{}, fmt.Errorf("/proc stat: no command name")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state); field k is f[k-3].
+	if len(f) < 20 {
+		return procStat{}, fmt.Errorf("/proc stat: %d fields", len(f)+2)
+	}
+	num := func(k int) int64 {
+		n, _ := strconv.ParseInt(f[k-3], 10, 64)
+		return n
+	}
+	return procStat{
+		ppid:   int(num(4)),
+		utime:  time.Duration(num(14)) * clockTick,
+		stime:  time.Duration(num(15)) * clockTick,
+		cutime: time.Duration(num(16)) * clockTick,
+		cstime: time.Duration(num(17)) * clockTick,
+	}, nil
+}
+
+// ProcessCPU returns the CPU time (user + system) pid has used so far.
+func ProcessCPU(pid int) (time.Duration, error) {
+	s, err := readStat(pid)
+	if err != nil {
+		return 0, err
+	}
+	return s.utime + s.stime, nil
+}
+
+// TreeCPU returns the CPU time used so far by pid and its children, the
+// exited ones (reaped into pid's cutime and cstime) and the running ones
+// alike: for a postmaster, the whole PostgreSQL server. Differences of two
+// readings are exact up to children exiting between the scan and the read.
+func TreeCPU(pid int) (time.Duration, error) {
+	root, err := readStat(pid)
+	if err != nil {
+		return 0, err
+	}
+	total := root.utime + root.stime + root.cutime + root.cstime
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		child, err := strconv.Atoi(filepath.Base(d))
+		if err != nil || child == pid {
+			continue
+		}
+		s, err := readStat(child)
+		if err != nil || s.ppid != pid {
+			continue
+		}
+		total += s.utime + s.stime
+	}
+	return total, nil
+}
+
+// SelfCPU returns the CPU time this process (the load generator) has used,
+// and separately what its waited-for children (pgbench) used.
+func SelfCPU() (self, children time.Duration) {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		self = tv(ru.Utime) + tv(ru.Stime)
+	}
+	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) == nil {
+		children = tv(ru.Utime) + tv(ru.Stime)
+	}
+	return self, children
+}
+
+func tv(t syscall.Timeval) time.Duration {
+	return time.Duration(t.Sec)*time.Second + time.Duration(t.Usec)*time.Microsecond
+}
+
+// Memory is a process's resident set, from /proc/PID/status, in bytes.
+type Memory struct {
+	RSS  int64 // VmRSS: now
+	Peak int64 // VmHWM: the high-water mark since the process started
+}
+
+// ReadMemory reads VmRSS and VmHWM of pid.
+func ReadMemory(pid int) (Memory, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return Memory{}, err
+	}
+	defer f.Close()
+	return parseStatus(f)
+}
+
+func parseStatus(f io.Reader) (Memory, error) {
+	var m Memory
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(v)
+		if len(fields) != 2 || fields[1] != "kB" {
+			continue
+		}
+		n, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch k {
+		case "VmRSS":
+			m.RSS = n << 10
+		case "VmHWM":
+			m.Peak = n << 10
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return Memory{}, err
+	}
+	if m.Peak == 0 {
+		return Memory{}, fmt.Errorf("/proc status: no VmHWM")
+	}
+	return m, nil
+}
+
+// Usage is CPU used during a stretch of wall time, per party.
+type Usage struct {
+	Wall     time.Duration
+	Service  time.Duration // the service process
+	Postgres time.Duration // postmaster and every backend
+	Client   time.Duration // this process (the load generator) and its children (pgbench)
+}
+
+// Meter reads the CPU counters of the service, PostgreSQL and the harness
+// at the start of a phase and, through Stop, at its end.
+type Meter struct {
+	servicePID, pgPID int
+	start             time.Time
+	svc, pg, cl       time.Duration
+}
+
+// StartMeter takes the first reading; servicePID 0 means no service yet.
+func StartMeter(servicePID, pgPID int) *Meter {
+	m := &Meter{servicePID: servicePID, pgPID: pgPID}
+	m.svc, m.pg, m.cl = m.read()
+	m.start = time.Now()
+	return m
+}
+
+func (m *Meter) read() (svc, pg, cl time.Duration) {
+	if m.servicePID != 0 {
+		svc, _ = ProcessCPU(m.servicePID)
+	}
+	pg, _ = TreeCPU(m.pgPID)
+	self, children := SelfCPU()
+	return svc, pg, self + children
+}
+
+// Stop takes the second reading and returns the differences.
+func (m *Meter) Stop() Usage {
+	svc, pg, cl := m.read()
+	return Usage{Wall: time.Since(m.start), Service: svc - m.svc, Postgres: pg - m.pg, Client: cl - m.cl}
+}
+
+// Cores renders CPU time as cores busy over the wall time (1.00 = one core).
+func (u Usage) Cores(cpu time.Duration) float64 {
+	if u.Wall <= 0 {
+		return 0
+	}
+	return cpu.Seconds() / u.Wall.Seconds()
+}

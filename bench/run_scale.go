@@ -1,0 +1,537 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/invoicing/invoicing/internal/pgtest"
+)
+
+// ScaleConfig is `make bench-scale`: reads and idle cost at N invoices.
+type ScaleConfig struct {
+	Repo           string
+	Invoices       int
+	Companies      int
+	BigShare       float64
+	Customers      int
+	Clients        int
+	Requests       int // per case at Clients
+	SerialRequests int // per case at 1 client
+	DeepPage       int
+	Idle           time.Duration
+	Analyze        bool
+	ReadModels     []string
+	LogLevel       string
+	PgSettings     []string
+	ServiceBin     string
+	Keep           bool
+	DBParams       string // query parameters added to the service's DATABASE_URL
+	Out            io.Writer
+}
+
+// IdleReport is what an idle service cost over a window.
+type IdleReport struct {
+	Wall        time.Duration
+	ServiceCPU  time.Duration
+	PostgresCPU time.Duration
+	Statements  StatementStats
+	XactCommits int64 // pg_stat_database delta; approximate (stats are flushed lazily)
+}
+
+// RunScaleBench runs the whole of `make bench-scale` and prints its report.
+func RunScaleBench(ctx context.Context, cfg ScaleConfig) (err error) {
+	out := cfg.Out
+	ds := NewDataset(cfg.Invoices, cfg.Companies, cfg.Customers, cfg.BigShare)
+	total := ds.Events()
+	fmt.Fprintf(out, "make bench-scale: %d invoices (%d in the big company), %d companies, %d customers, %d events; started %s\n",
+		cfg.Invoices, ds.BigInvoices(), cfg.Companies, cfg.Customers, total, time.Now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(out, "machine: %s\n", Machine())
+	work, err := os.MkdirTemp("", "invoicing-bench-scale-")
+	if err != nil {
+		return err
+	}
+	if cfg.Keep {
+		fmt.Fprintf(out, "work directory (kept): %s\n", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	bin := cfg.ServiceBin
+	if bin == "" {
+		bin = filepath.Join(work, "invoicing")
+		fmt.Fprintf(out, "building ./cmd/invoicing ...\n")
+		if err := BuildService(ctx, cfg.Repo, bin); err != nil {
+			return err
+		}
+	}
+	pg, err := startPostgres(out, cfg.PgSettings)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if stopErr := pg.Stop(); stopErr != nil && err == nil {
+			err = fmt.Errorf("stopping PostgreSQL: %w", stopErr)
+		}
+	}()
+	fmt.Fprintf(out, "server: %s\n", serverInfo(ctx, pg.URL()))
+	dbURL, err := pg.CreateDatabase("invoicing")
+	if err != nil {
+		return err
+	}
+	secret := randomHex(32)
+	svcCfg := ServiceConfig{Bin: bin, DatabaseURL: withParams(dbURL, cfg.DBParams), Secret: secret, LogLevel: cfg.LogLevel,
+		LogPath: filepath.Join(work, "service.log")}
+
+	// 1. An empty store: serve creates the schema; its idle cost is the
+	// baseline that must not grow with the log.
+	svc, err := StartService(ctx, svcCfg)
+	if err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second) // let start-up settle
+	fmt.Fprintf(out, "idle, empty store: %s ...\n", cfg.Idle)
+	idleEmpty, err := measureIdle(ctx, pg, dbURL, svc.PID(), cfg.Idle)
+	if stopErr := svc.Stop(); err == nil {
+		err = stopErr
+	}
+	if err != nil {
+		return err
+	}
+
+	// 2. Fill: generated events, COPY in batches, the service stopped.
+	fmt.Fprintf(out, "generating and copying %d events ...\n", total)
+	fillStart := time.Now()
+	if err := fill(ctx, dbURL, ds); err != nil {
+		return fmt.Errorf("fill: %w", err)
+	}
+	fill := time.Since(fillStart)
+	fmt.Fprintf(out, "filled in %s (%.0f events/s)\n", fill.Round(time.Millisecond), float64(total)/fill.Seconds())
+	ctl, err := connect(ctx, dbURL, "bench-harness")
+	if err != nil {
+		return err
+	}
+	defer ctl.Close(context.Background())
+	// Statistics as autovacuum would soon have them, and the fill's dirty
+	// pages written out, before the clock starts.
+	for _, stmt := range []string{"ANALYZE events", "CHECKPOINT"} {
+		if _, err := ctl.Exec(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	_, last, err := LastEvent(ctx, ctl)
+	if err != nil {
+		return err
+	}
+
+	// 3. Catch-up: the service's projectors build the read models.
+	svc, err = StartService(ctx, svcCfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if stopErr := svc.Stop(); stopErr != nil && err == nil {
+			err = stopErr
+		}
+	}()
+	catchUp, perModel, err := waitCatchUp(ctx, out, ctl, cfg.ReadModels, last, svc.Started, total)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "caught up in %s: %.0f events/s\n", catchUp.Round(time.Millisecond), float64(total)/catchUp.Seconds())
+	var analyze time.Duration
+	if cfg.Analyze {
+		t0 := time.Now()
+		if _, err := ctl.Exec(ctx, "VACUUM ANALYZE companies, customers, invoices"); err != nil {
+			return err
+		}
+		analyze = time.Since(t0)
+		fmt.Fprintf(out, "VACUUM ANALYZE of the read models: %s\n", analyze.Round(time.Millisecond))
+	}
+	sizes := tableSizes(ctx, ctl)
+
+	// 4. Idle at N.
+	time.Sleep(2 * time.Second)
+	fmt.Fprintf(out, "idle, %d events: %s ...\n", total, cfg.Idle)
+	idleFull, err := measureIdle(ctx, pg, dbURL, svc.PID(), cfg.Idle)
+	if err != nil {
+		return err
+	}
+
+	// 5. Reads.
+	token, err := DevToken(ctx, bin, secret, ds.Account)
+	if err != nil {
+		return err
+	}
+	client := NewClient(svc.Base, token, cfg.Clients)
+	cases, notes, err := scaleCases(ctx, client, ds, cfg.DeepPage)
+	if err != nil {
+		return err
+	}
+	t := &Table{Header: []string{"case", "1 client p50", "p99 ms", fmt.Sprintf("%d clients per s", cfg.Clients), "p50 ms", "p99 ms", "errors"}}
+	var worstGet, worstList time.Duration
+	var worstListCase string
+	for _, c := range cases {
+		fmt.Fprintf(out, "%s: %d requests at 1 client, %d at %d ...\n", c.name, cfg.SerialRequests, cfg.Requests, cfg.Clients)
+		serial := RunCount(ctx, 1, cfg.SerialRequests, c.op)
+		loaded := RunCount(ctx, cfg.Clients, cfg.Requests, c.op)
+		s1, sN := Summarize(serial.Latency), Summarize(loaded.Latency)
+		errs := serial.Failed + loaded.Failed
+		t.Add(c.name, fmtMs(ms(s1.P50)), fmtMs(ms(s1.P99)), fmtF(loaded.Rate(), 0), fmtMs(ms(sN.P50)), fmtMs(ms(sN.P99)), fmt.Sprint(errs))
+		if errs > 0 {
+			notes = append(notes, fmt.Sprintf("errors in %s: %s %s", c.name, serial.ErrorSummary(), loaded.ErrorSummary()))
+		}
+		if c.get {
+			worstGet = max(worstGet, sN.P99)
+		} else if sN.P99 > worstList {
+			worstList, worstListCase = sN.P99, c.name
+		}
+	}
+	mem, err := ReadMemory(svc.PID())
+	if err != nil {
+		return err
+	}
+
+	// Report.
+	fmt.Fprintf(out, "\nload average at the end: %s\n", LoadAvg())
+	fmt.Fprintf(out, "\nfill: %d events by COPY in %s; read models: %s\n", total, fill.Round(time.Millisecond), sizes)
+	fmt.Fprintf(out, "catch-up (serve start -> every read model at the last event): %s, %.0f events/s", catchUp.Round(time.Millisecond), float64(total)/catchUp.Seconds())
+	fmt.Fprintf(out, " [%s]\n", perModel)
+	fmt.Fprintf(out, "\nreads at %d invoices (latencies in ms):\n%s", cfg.Invoices, t.String())
+	for _, n := range notes {
+		fmt.Fprintf(out, "  %s\n", n)
+	}
+	fmt.Fprintf(out, "\nidle service over %s:\n%s", cfg.Idle, idleTable(idleEmpty, idleFull, total).String())
+	for _, ts := range idleFull.Statements.ByText {
+		fmt.Fprintf(out, "  %6d× %8.1f ms  %s\n", ts.Count, ms(ts.Time), ts.Text)
+	}
+	fmt.Fprintf(out, "service RSS: peak %.1f MiB (VmHWM, catch-up included), now %.1f MiB\n", mib(mem.Peak), mib(mem.RSS))
+
+	var b strings.Builder
+	check := func(what string, ok bool, got string) {
+		mark := "MISS"
+		if ok {
+			mark = "ok  "
+		}
+		fmt.Fprintf(&b, "  %s %-48s %s\n", mark, what, got)
+	}
+	check(fmt.Sprintf("get p99 ≤ 5 ms (%d clients)", cfg.Clients), worstGet <= 5*time.Millisecond, fmtMs(ms(worstGet))+" ms")
+	check(fmt.Sprintf("list p99 ≤ 10 ms, every case (%d clients)", cfg.Clients), worstList <= 10*time.Millisecond,
+		fmt.Sprintf("worst %s ms (%s)", fmtMs(ms(worstList)), worstListCase))
+	idleCores := idleFull.ServiceCPU.Seconds() / idleFull.Wall.Seconds()
+	check("idle < 1% of a core", idleCores < 0.01, fmt.Sprintf("%.2f%%", 100*idleCores))
+	check("background statements not growing with the log",
+		float64(idleFull.Statements.Time) <= 1.5*float64(idleEmpty.Statements.Time)+float64(idleFull.Wall)/1000,
+		fmt.Sprintf("server time %.1f ms at %d events vs %.1f ms empty", ms(idleFull.Statements.Time), total, ms(idleEmpty.Statements.Time)))
+	rate := float64(total) / catchUp.Seconds()
+	check("catch-up ≥ 50,000 events/s", rate >= 50000, fmt.Sprintf("%.0f events/s", rate))
+	check("service RSS ≤ 150 MiB", mem.Peak <= 150<<20, fmt.Sprintf("%.1f MiB", mib(mem.Peak)))
+	fmt.Fprintf(out, "\ntargets (issue 10):\n%s", b.String())
+	return nil
+}
+
+func idleTable(empty, full IdleReport, total int) *Table {
+	t := &Table{Header: []string{"store", "service CPU % of a core", "postgres CPU %", "statements", "per s", "server ms", "xact commits"}}
+	row := func(name string, r IdleReport) {
+		w := r.Wall.Seconds()
+		t.Add(name, fmtF(100*r.ServiceCPU.Seconds()/w, 2), fmtF(100*r.PostgresCPU.Seconds()/w, 2),
+			fmt.Sprint(r.Statements.Statements), fmtF(float64(r.Statements.Statements)/w, 1),
+			fmtF(ms(r.Statements.Time), 1), fmt.Sprint(r.XactCommits))
+	}
+	row("empty", empty)
+	row(fmt.Sprintf("%d events", total), full)
+	return t
+}
+
+// measureIdle logs every statement for the window and reads the CPU the
+// service and PostgreSQL used meanwhile.
+func measureIdle(ctx context.Context, pg *pgtest.Cluster, dbURL string, pid int, window time.Duration) (IdleReport, error) {
+	admin, err := connect(ctx, pg.URL(), "bench-harness")
+	if err != nil {
+		return IdleReport{}, err
+	}
+	defer admin.Close(context.Background())
+	set := func(stmts ...string) error {
+		for _, s := range stmts {
+			if _, err := admin.Exec(ctx, s); err != nil {
+				return fmt.Errorf("%s: %w", s, err)
+			}
+		}
+		return nil
+	}
+	if err := set("ALTER SYSTEM SET log_min_duration_statement = 0",
+		"ALTER SYSTEM SET log_line_prefix = '"+idleLogPrefix+"'", "SELECT pg_reload_conf()"); err != nil {
+		return IdleReport{}, err
+	}
+	defer func() {
+		_ = set("ALTER SYSTEM RESET log_min_duration_statement", "ALTER SYSTEM RESET log_line_prefix", "SELECT pg_reload_conf()")
+	}()
+	time.Sleep(200 * time.Millisecond) // the postmaster signals the backends
+	commits := func() int64 {
+		var n int64
+		_ = admin.QueryRow(ctx, `SELECT xact_commit FROM pg_stat_database WHERE datname = 'invoicing'`).Scan(&n)
+		return n
+	}
+	offset := fileSize(pg.LogPath())
+	c0 := commits()
+	meter := StartMeter(pid, pg.PID())
+	select {
+	case <-time.After(window):
+	case <-ctx.Done():
+		return IdleReport{}, ctx.Err()
+	}
+	use := meter.Stop()
+	c1 := commits()
+	f, err := os.Open(pg.LogPath())
+	if err != nil {
+		return IdleReport{}, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return IdleReport{}, err
+	}
+	st, err := CountStatements(f, "invoicing", "bench")
+	if err != nil {
+		return IdleReport{}, err
+	}
+	return IdleReport{Wall: use.Wall, ServiceCPU: use.Service, PostgresCPU: use.Postgres, Statements: st, XactCommits: c1 - c0}, nil
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// fill generates the dataset's events and COPYs them into events, one
+// transaction per batch (so they get distinct transaction ids, as appends
+// do), generation and COPY overlapping.
+func fill(ctx context.Context, dbURL string, ds *Dataset) error {
+	const batchSize = 20000
+	conn, err := connect(ctx, dbURL, "bench-fill")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	batches := make(chan [][]any, 2)
+	genErr := make(chan error, 1)
+	genCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		defer close(batches)
+		batch := make([][]any, 0, batchSize)
+		err := ds.Generate(func(ev GenEvent) error {
+			batch = append(batch, []any{[16]byte(ev.ID), ev.Stream, ev.Revision, ev.Type, ev.Data, ev.Metadata, ev.RecordedAt})
+			if len(batch) == batchSize {
+				select {
+				case batches <- batch:
+				case <-genCtx.Done():
+					return genCtx.Err()
+				}
+				batch = make([][]any, 0, batchSize)
+			}
+			return nil
+		})
+		if err == nil && len(batch) > 0 {
+			select {
+			case batches <- batch:
+			case <-genCtx.Done():
+				err = genCtx.Err()
+			}
+		}
+		genErr <- err
+	}()
+	cols := []string{"event_id", "stream_name", "stream_revision", "event_type", "data", "metadata", "recorded_at"}
+	for batch := range batches {
+		if _, err := conn.CopyFrom(ctx, pgx.Identifier{"events"}, cols, pgx.CopyFromRows(batch)); err != nil {
+			cancel()
+			for range batches {
+			}
+			return err
+		}
+	}
+	return <-genErr
+}
+
+// waitCatchUp polls the checkpoints until every read model has reached
+// last, printing progress every 10 s, and returns the time from the
+// service's start and when each read model got there.
+func waitCatchUp(ctx context.Context, out io.Writer, conn *pgx.Conn, names []string, last Pos, started time.Time, total int) (time.Duration, string, error) {
+	done := map[string]time.Duration{}
+	lastPrint := time.Now()
+	deadline := time.Now().Add(60 * time.Minute)
+	for len(done) < len(names) {
+		rows, err := conn.Query(ctx, `SELECT name, position FROM projection_checkpoints WHERE name = ANY($1)`, names)
+		if err != nil {
+			return 0, "", err
+		}
+		progress := map[string]Pos{}
+		for rows.Next() {
+			var name, text string
+			if err := rows.Scan(&name, &text); err != nil {
+				rows.Close()
+				return 0, "", err
+			}
+			if progress[name], err = ParsePos(text); err != nil {
+				rows.Close()
+				return 0, "", err
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, "", err
+		}
+		now := time.Since(started)
+		for name, p := range progress {
+			if _, ok := done[name]; !ok && !p.Less(last) {
+				done[name] = now
+			}
+		}
+		if time.Since(lastPrint) >= 10*time.Second {
+			lastPrint = time.Now()
+			var parts []string
+			for _, n := range names {
+				parts = append(parts, fmt.Sprintf("%s %.0f%%", n, 100*float64(progress[n].Lo)/float64(last.Lo)))
+			}
+			fmt.Fprintf(out, "  %s: %s\n", now.Round(time.Second), strings.Join(parts, ", "))
+		}
+		if time.Now().After(deadline) {
+			return 0, "", fmt.Errorf("read models not caught up with %d events after 60 minutes", total)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, "", ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	var all time.Duration
+	var parts []string
+	for _, n := range names {
+		all = max(all, done[n])
+		parts = append(parts, fmt.Sprintf("%s %s", n, done[n].Round(time.Millisecond)))
+	}
+	return all, strings.Join(parts, ", "), nil
+}
+
+func tableSizes(ctx context.Context, conn *pgx.Conn) string {
+	var parts []string
+	for _, t := range []string{"events", "invoices"} {
+		var size string
+		if err := conn.QueryRow(ctx, `SELECT pg_size_pretty(pg_total_relation_size($1::regclass))`, t).Scan(&size); err == nil {
+			parts = append(parts, t+" "+size)
+		}
+	}
+	return strings.Join(parts, ", ") + " (with indexes)"
+}
+
+// scaleCase is one kind of read.
+type scaleCase struct {
+	name string
+	get  bool
+	op   Op
+}
+
+// scaleCases builds the reads measured at scale; the deep cursors are
+// collected by following next_cursor through the big company.
+func scaleCases(ctx context.Context, c *Client, ds *Dataset, deep int) ([]scaleCase, []string, error) {
+	rngs := workerRands(1024, 9)
+	rnd := func(w int) *mrand.Rand { return rngs[w%len(rngs)] }
+	invoicesPath := func(company int) string { return "/v1/companies/" + ds.CompanyID(company) + "/invoices" }
+	list := func(company int, q url.Values) error {
+		q.Set("limit", "100")
+		_, err := c.Do(ctx, http.MethodGet, invoicesPath(company)+"?"+q.Encode(), nil, "", http.StatusOK)
+		return err
+	}
+	var refs []int
+	for i := 42; i < ds.Invoices; i += 100 {
+		refs = append(refs, i)
+	}
+	cases := []scaleCase{
+		{name: "get invoice by id", get: true, op: func(ctx context.Context, w, _ int) error {
+			i := rnd(w).IntN(ds.Invoices)
+			_, err := c.Do(ctx, http.MethodGet, invoicesPath(ds.CompanyOf(i))+"/"+ds.InvoiceID(i), nil, "", http.StatusOK)
+			return err
+		}},
+		{name: "list, no filter (any company)", op: func(_ context.Context, w, _ int) error {
+			return list(rnd(w).IntN(ds.Companies), url.Values{})
+		}},
+		{name: "list, no filter (big company)", op: func(_ context.Context, w, _ int) error {
+			return list(0, url.Values{})
+		}},
+		{name: "list, customer_id", op: func(_ context.Context, w, _ int) error {
+			k := rnd(w).IntN(ds.Customers)
+			return list(ds.custComp[k], url.Values{"customer_id": {ds.CustomerID(k)}})
+		}},
+		{name: "list, customer_id (big company)", op: func(_ context.Context, w, _ int) error {
+			cs := ds.CustomersOf(0)
+			return list(0, url.Values{"customer_id": {ds.CustomerID(cs[rnd(w).IntN(len(cs))])}})
+		}},
+		{name: "list, status=issued (big company)", op: func(_ context.Context, w, _ int) error {
+			return list(0, url.Values{"status": {"issued"}})
+		}},
+		{name: "list, status=void (any company)", op: func(_ context.Context, w, _ int) error {
+			return list(rnd(w).IntN(ds.Companies), url.Values{"status": {"void"}})
+		}},
+		{name: "list, status=draft (big company)", op: func(_ context.Context, w, _ int) error {
+			return list(0, url.Values{"status": {"draft"}})
+		}},
+	}
+	if len(refs) > 0 {
+		cases = append(cases, scaleCase{name: "list, external_reference", op: func(_ context.Context, w, _ int) error {
+			i := refs[rnd(w).IntN(len(refs))]
+			return list(ds.CompanyOf(i), url.Values{"external_reference": {ds.ExternalRef(i)}})
+		}})
+	}
+	// Deep cursors: follow next_cursor through the big company.
+	var notes []string
+	pages := (ds.BigInvoices() + 99) / 100
+	var depths []int
+	for _, d := range []int{10, 100, deep} {
+		if d+9 <= pages && (len(depths) == 0 || d > depths[len(depths)-1]) {
+			depths = append(depths, d)
+		} else if d+9 > pages {
+			notes = append(notes, fmt.Sprintf("page %d: not measured, the big company has %d pages of 100 at this size", d, pages))
+		}
+	}
+	if len(depths) > 0 {
+		want := depths[len(depths)-1] + 9
+		cursors := make([]string, want+1) // cursors[p] fetches page p
+		cursor := ""
+		t0 := time.Now()
+		for p := 1; p <= want; p++ {
+			cursors[p] = cursor
+			q := url.Values{"limit": {"100"}}
+			if cursor != "" {
+				q.Set("after", cursor)
+			}
+			b, err := c.Do(ctx, http.MethodGet, invoicesPath(0)+"?"+q.Encode(), nil, "", http.StatusOK)
+			if err != nil {
+				return nil, nil, fmt.Errorf("following the cursor to page %d: %w", p, err)
+			}
+			if cursor, _, err = NextCursor(b); err != nil {
+				return nil, nil, err
+			}
+			if cursor == "" && p < want {
+				return nil, nil, fmt.Errorf("the big company's list ended at page %d, expected %d pages", p, pages)
+			}
+		}
+		notes = append(notes, fmt.Sprintf("followed next_cursor through %d pages of the big company in %s", want, time.Since(t0).Round(time.Millisecond)))
+		for _, d := range depths {
+			set := cursors[d : d+10]
+			cases = append(cases, scaleCase{name: fmt.Sprintf("list, cursor at page %d (big company)", d), op: func(_ context.Context, w, _ int) error {
+				return list(0, url.Values{"after": {set[rnd(w).IntN(len(set))]}})
+			}})
+		}
+	}
+	return cases, notes, nil
+}

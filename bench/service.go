@@ -1,0 +1,280 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// BuildService compiles the service from the module at repo into out.
+func BuildService(ctx context.Context, repo, out string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/invoicing")
+	cmd.Dir = repo
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build ./cmd/invoicing: %w\n%s", err, buf.Bytes())
+	}
+	return nil
+}
+
+// Service is a running `invoicing serve` subprocess.
+type Service struct {
+	Bin     string
+	Base    string // http://127.0.0.1:PORT
+	LogPath string // its stderr (JSON logs)
+	Started time.Time
+	cmd     *exec.Cmd
+	exited  chan struct{}
+}
+
+// ServiceConfig is how a service is started.
+type ServiceConfig struct {
+	Bin         string
+	DatabaseURL string
+	Secret      string // AUTH_HS256_SECRET
+	LogLevel    string
+	LogPath     string
+}
+
+// serviceEnv is the environment `serve` gets: the settings the README's
+// table names and nothing else of the harness's environment but PATH and
+// HOME, so a stray EVENTSTORE_URL cannot select another store.
+func serviceEnv(cfg ServiceConfig, addr string) []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+		"DATABASE_URL=" + cfg.DatabaseURL,
+		"HTTP_ADDR=" + addr,
+		"AUTH_HS256_SECRET=" + cfg.Secret,
+		"LOG_LEVEL=" + cfg.LogLevel,
+	}
+}
+
+// StartService starts `serve` on a free 127.0.0.1 port and returns once
+// /healthz answers 200 (serve migrates before it listens). The child is
+// killed by the kernel if the harness dies.
+func StartService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	logFile, err := os.OpenFile(cfg.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close() // the child has its own descriptor
+	cmd := exec.Command(cfg.Bin, "serve")
+	cmd.Env = serviceEnv(cfg, addr)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	s := &Service{Bin: cfg.Bin, Base: "http://" + addr, LogPath: cfg.LogPath, cmd: cmd, exited: make(chan struct{})}
+	if err := startLocked(cmd); err != nil {
+		return nil, fmt.Errorf("start serve: %w", err)
+	}
+	s.Started = time.Now()
+	go func() {
+		_ = cmd.Wait()
+		close(s.exited)
+	}()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.Base+"/healthz", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s, nil
+			}
+		}
+		select {
+		case <-s.exited:
+			return nil, fmt.Errorf("serve exited during start-up (%v); log %s:\n%s", cmd.ProcessState, s.LogPath, tail(s.LogPath))
+		case <-ctx.Done():
+			s.Stop()
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			s.Stop()
+			return nil, fmt.Errorf("serve did not answer /healthz within 2 minutes; log %s:\n%s", s.LogPath, tail(s.LogPath))
+		}
+	}
+}
+
+// PID is the service's process id.
+func (s *Service) PID() int { return s.cmd.Process.Pid }
+
+// Stop sends SIGTERM (drain, stop the projectors, exit 0) and kills the
+// process if it has not exited 40 s later.
+func (s *Service) Stop() error {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(40 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+		return errors.New("serve did not stop within 40 s of SIGTERM; killed")
+	}
+	if !s.cmd.ProcessState.Success() {
+		return fmt.Errorf("serve exited with %v; log %s:\n%s", s.cmd.ProcessState, s.LogPath, tail(s.LogPath))
+	}
+	return nil
+}
+
+// DevToken runs `invoicing dev-token` for org with secret.
+func DevToken(ctx context.Context, bin, secret, org string) (string, error) {
+	cmd := exec.CommandContext(ctx, bin, "dev-token", "--org", org, "--ttl", "12h")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "AUTH_HS256_SECRET=" + secret}
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return "", fmt.Errorf("dev-token: %w: %s", err, ee.Stderr)
+		}
+		return "", fmt.Errorf("dev-token: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// startLocked starts cmd from a goroutine locked to its OS thread, kept
+// alive (never unlocked) until the harness exits: Pdeathsig fires when the
+// forking thread ends, not the process (go.dev/issue/27505).
+func startLocked(cmd *exec.Cmd) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		errc <- cmd.Start()
+		select {} // hold the thread for the harness's lifetime
+	}()
+	return <-errc
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// tail returns the end of a log file for an error message.
+func tail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	if len(b) > 3000 {
+		b = b[len(b)-3000:]
+	}
+	return string(b)
+}
+
+// Client calls the service as one account.
+type Client struct {
+	base, auth string
+	hc         *http.Client
+}
+
+// NewClient returns a client keeping up to conns connections alive.
+func NewClient(base, token string, conns int) *Client {
+	tr := &http.Transport{
+		MaxIdleConns: conns * 2, MaxIdleConnsPerHost: conns * 2,
+		IdleConnTimeout: time.Minute, DisableCompression: true,
+	}
+	return &Client{base: base, auth: "Bearer " + token, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+}
+
+// StatusError is an answer other than the expected status.
+type StatusError struct {
+	Status int
+	Code   string // the error body's code, when it has one
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("HTTP %d %s", e.Status, e.Code) }
+
+// Do sends one request and returns the body when the status is want. The
+// error text is short and free of ids, so that errors can be counted by it.
+func (c *Client) Do(ctx context.Context, method, path string, body []byte, idemKey string, want int) ([]byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", c.auth)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if idemKey != "" {
+		req.Header.Set("Idempotency-Key", idemKey)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("transport: %w", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("reading body: %w", err)
+	}
+	if resp.StatusCode != want {
+		var e struct {
+			Error struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(b, &e)
+		return nil, &StatusError{Status: resp.StatusCode, Code: e.Error.Code}
+	}
+	return b, nil
+}
+
+// ID reads the "id" of a resource body.
+func ID(body []byte) (string, error) {
+	var v struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil || v.ID == "" {
+		return "", fmt.Errorf("no id in %.200s", body)
+	}
+	return v.ID, nil
+}
+
+// NextCursor reads pagination.next_cursor of a list body ("" on the last
+// page) and how many items it holds.
+func NextCursor(body []byte) (cursor string, items int, err error) {
+	var v struct {
+		Data       []json.RawMessage `json:"data"`
+		Pagination struct {
+			NextCursor *string `json:"next_cursor"`
+		} `json:"pagination"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		return "", 0, fmt.Errorf("list body: %w", err)
+	}
+	if v.Pagination.NextCursor != nil {
+		cursor = *v.Pagination.NextCursor
+	}
+	return cursor, len(v.Data), nil
+}

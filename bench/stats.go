@@ -1,0 +1,59 @@
+// Package bench is the project's benchmark harness: `make bench` (the
+// service against pgbench on the same PostgreSQL) and `make bench-scale`
+// (reads at a million invoices). bench/README.md describes the method;
+// bench/cmd/bench is the command.
+//
+// Nothing here runs in `go test ./...` beyond the pure parts (percentiles,
+// the table, the generated events, log and pgbench output parsing).
+package bench
+
+import (
+	"slices"
+	"time"
+)
+
+// Percentile returns the nearest-rank q-quantile (0 < q ≤ 1) of sorted: the
+// smallest value that at least q of the samples do not exceed. It returns 0
+// for no samples.
+func Percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	// rank = ceil(q·n), computed in integers where q is a whole per mille so
+	// that 0.99 of 100 is exactly 99, not 100 by a rounding error.
+	n := len(sorted)
+	perMille := int(q*1000 + 0.5)
+	rank := (perMille*n + 999) / 1000
+	rank = max(1, min(n, rank))
+	return sorted[rank-1]
+}
+
+// Summary is the latency distribution of one measurement.
+type Summary struct {
+	N        int
+	P50, P99 time.Duration
+	Max      time.Duration
+	Mean     time.Duration
+}
+
+// Summarize sorts lat in place and summarises it.
+func Summarize(lat []time.Duration) Summary {
+	if len(lat) == 0 {
+		return Summary{}
+	}
+	slices.Sort(lat)
+	var sum time.Duration
+	for _, d := range lat {
+		sum += d
+	}
+	return Summary{
+		N:    len(lat),
+		P50:  Percentile(lat, 0.50),
+		P99:  Percentile(lat, 0.99),
+		Max:  lat[len(lat)-1],
+		Mean: sum / time.Duration(len(lat)),
+	}
+}
+
+// ms renders a duration in milliseconds with two decimals.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
