@@ -16,9 +16,62 @@ import (
 func newAuditCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit",
-		Short: "Check the read models against the events",
+		Short: "Check the read models against the events, and the event log against its audit chain",
 	}
-	cmd.AddCommand(newAuditVerifyCmd(c))
+	cmd.AddCommand(newAuditVerifyCmd(c), newAuditSealCmd(c), newAuditVerifyLogCmd(c))
+	return cmd
+}
+
+func newAuditSealCmd(c *cli) *cobra.Command {
+	return &cobra.Command{
+		Use:   "seal",
+		Short: "Print the latest seal of the event log (JSON), to keep outside the database",
+		Long: `seal prints the newest seal the sealer took: the audit chain's hash after
+event "seq", when, and (with AUDIT_SIGNING_KEY set on the service) its
+Ed25519 public key and signature. Keep a copy where the database's
+administrators cannot change it; audit verify-log --seal checks the log
+against it later. The format is in events/README.md.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withDatabases(cmd.Context(), c.getenv, func(pool *pgxpool.Pool, _ events.Store) error {
+				return printLatestSeal(cmd.Context(), pool, cmd.OutOrStdout())
+			})
+		},
+	}
+}
+
+func newAuditVerifyLogCmd(c *cli) *cobra.Command {
+	var opts verifyLogOptions
+	var output *outputFormat
+	cmd := &cobra.Command{
+		Use:   "verify-log",
+		Short: "Recompute the event log's audit chain and check it against the recorded chain and seals",
+		Long: `verify-log recomputes the audit chain from the event store (or, with
+--from-export, from a complete export, offline, without a database) and
+checks it against the links the sealer recorded, every stored seal and every
+seal given with --seal, verifying each seal's signature (--public-key pins
+the only key trusted). It exits 0 when everything agrees, and 1 naming the
+first sequence number that differs and how: changed, missing, inserted,
+reordered, or differs from a seal.`,
+		Example: `  invoicing audit seal > seal.json
+  invoicing audit verify-log --seal seal.json
+  invoicing events export > export.jsonl && invoicing audit verify-log --from-export export.jsonl --seal seal.json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Output = *output
+			if opts.FromExport != "" {
+				return verifyLogOffline(opts, cmd.OutOrStdout())
+			}
+			return withDatabases(cmd.Context(), c.getenv, func(pool *pgxpool.Pool, store events.Store) error {
+				return verifyLogInStore(cmd.Context(), pool, store, opts, cmd.OutOrStdout())
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&opts.SealFiles, "seal", nil, "a seal kept from before, as audit seal printed it (repeatable)")
+	f.StringVar(&opts.FromExport, "from-export", "", "verify this complete export (events export > FILE) instead of the store")
+	f.StringVar(&opts.PublicKey, "public-key", "", "base64 Ed25519 public key: only seals it signed are accepted")
+	output = addOutputFlag(cmd)
 	return cmd
 }
 

@@ -36,7 +36,3 @@ func withDatabases(ctx context.Context, getenv func(string) string, fn func(*pgx
 	defer store.Close()
 	return fn(pool, store)
 }
-
-func withStore(ctx context.Context, getenv func(string) string, fn func(events.Store) error) error {
-	return withDatabases(ctx, getenv, func(_ *pgxpool.Pool, store events.Store) error { return fn(store) })
-}

@@ -7,33 +7,37 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/projections"
 )
 
-// eventLine is one event of `events read` and `events export`, as a JSON
-// line: everything an auditor needs, and the position to resume after.
-type eventLine struct {
-	Position   string          `json:"position"`
-	Stream     string          `json:"stream"`
-	Revision   uint64          `json:"revision"`
-	ID         string          `json:"id"`
-	Type       string          `json:"type"`
-	RecordedAt string          `json:"recorded_at"`
-	Data       json.RawMessage `json:"data"`
-	Metadata   json.RawMessage `json:"metadata"`
-}
-
-func writeEvent(enc *json.Encoder, ev events.RecordedEvent) error {
-	return enc.Encode(eventLine{
-		Position: ev.Position.String(), Stream: ev.Stream, Revision: ev.Revision,
-		ID: uuid.UUID(ev.ID).String(), Type: ev.Type,
-		RecordedAt: ev.RecordedAt.UTC().Format(time.RFC3339Nano), Data: ev.Data, Metadata: ev.Metadata,
-	})
+// writeEvents prints events as JSON lines (events.ExportLine): everything
+// an auditor needs, the position to resume after, and each event's audit
+// chain link (seq and chain) when the sealer has recorded it.
+func writeEvents(ctx context.Context, pool *pgxpool.Pool, enc *json.Encoder, evs []events.RecordedEvent) error {
+	positions := make([]events.Position, len(evs))
+	for i, ev := range evs {
+		positions[i] = ev.Position
+	}
+	links, err := projections.LinksAt(ctx, pool, positions)
+	if err != nil {
+		return err
+	}
+	for _, ev := range evs {
+		var link *events.ChainLink
+		if l, ok := links[ev.Position]; ok {
+			link = &l
+		}
+		if err := enc.Encode(events.NewExportLine(ev, link)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // exportOptions select the events of `events export`.
@@ -58,11 +62,11 @@ func (o exportOptions) wants(ev events.RecordedEvent) bool {
 // exportEvents streams events in global order as JSON lines, a page at a
 // time (constant memory at any size). Without Follow it ends once caught up;
 // with Follow it keeps tailing until ctx ends.
-func exportEvents(ctx context.Context, store events.Store, o exportOptions, w io.Writer) error {
+func exportEvents(ctx context.Context, pool *pgxpool.Pool, store events.Store, o exportOptions, w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if o.Follow {
-		return followEvents(ctx, store, o, enc)
+		return followEvents(ctx, pool, store, o, enc)
 	}
 	const page = 500
 	for from := o.From; ; {
@@ -70,28 +74,24 @@ func exportEvents(ctx context.Context, store events.Store, o exportOptions, w io
 		if err != nil {
 			return err
 		}
-		for _, ev := range evs {
-			if o.wants(ev) {
-				if err := writeEvent(enc, ev); err != nil {
-					return err
-				}
-			}
-			from = ev.Position
+		if err := writeEvents(ctx, pool, enc, slices.DeleteFunc(slices.Clone(evs), func(ev events.RecordedEvent) bool { return !o.wants(ev) })); err != nil {
+			return err
 		}
 		if len(evs) < page {
 			return nil
 		}
+		from = evs[len(evs)-1].Position
 	}
 }
 
-func followEvents(ctx context.Context, store events.Store, o exportOptions, enc *json.Encoder) error {
+func followEvents(ctx context.Context, pool *pgxpool.Pool, store events.Store, o exportOptions, enc *json.Encoder) error {
 	sub, err := store.SubscribeAll(ctx, o.From)
 	if err != nil {
 		return err
 	}
 	for ev := range sub.Events() {
 		if o.wants(ev) {
-			if err := writeEvent(enc, ev); err != nil {
+			if err := writeEvents(ctx, pool, enc, []events.RecordedEvent{ev}); err != nil {
 				return err
 			}
 		}
@@ -116,21 +116,36 @@ metadata. The event catalogue is events/README.md.`,
 }
 
 func newEventsReadCmd(c *cli) *cobra.Command {
-	var stream string
+	var stream, entity string
 	cmd := &cobra.Command{
-		Use:   "read --stream NAME",
-		Short: "Print one stream's events, in order",
-		Args:  noArgs,
+		Use:   "read --stream NAME | --entity ID",
+		Short: "Print one stream's events, or an entity's, in order",
+		Long: `read prints the events of one stream (--stream), or of a company, customer
+or invoice by its id (--entity; found through the read models: stream names
+are hashes only the service computes). A company's invoice numbering stream
+follows its own.`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if stream == "" {
-				return usageErrorf(cmd, "--stream is required")
+			if (stream == "") == (entity == "") {
+				return usageErrorf(cmd, "give exactly one of --stream and --entity")
 			}
-			return withStore(cmd.Context(), c.getenv, func(store events.Store) error {
-				return readStream(cmd.Context(), store, stream, cmd.OutOrStdout())
+			id, err := uuid.Parse(entity)
+			if entity != "" && err != nil {
+				return usageErrorf(cmd, "--entity %q: want a company, customer or invoice id (a UUID)", entity)
+			}
+			return withDatabases(cmd.Context(), c.getenv, func(pool *pgxpool.Pool, store events.Store) error {
+				streams := []string{stream}
+				if entity != "" {
+					if streams, err = projections.EntityStreams(cmd.Context(), pool, id); err != nil {
+						return err
+					}
+				}
+				return readStreams(cmd.Context(), pool, store, streams, cmd.OutOrStdout())
 			})
 		},
 	}
-	cmd.Flags().StringVar(&stream, "stream", "", "the stream to print (required)")
+	cmd.Flags().StringVar(&stream, "stream", "", "the stream to print")
+	cmd.Flags().StringVar(&entity, "entity", "", "the company, customer or invoice whose events to print")
 	return cmd
 }
 
@@ -146,8 +161,8 @@ keeps printing new events until interrupted.`,
   invoicing events export --from 1234/0 --follow`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withStore(cmd.Context(), c.getenv, func(store events.Store) error {
-				return exportEvents(cmd.Context(), store, opts, cmd.OutOrStdout())
+			return withDatabases(cmd.Context(), c.getenv, func(pool *pgxpool.Pool, store events.Store) error {
+				return exportEvents(cmd.Context(), pool, store, opts, cmd.OutOrStdout())
 			})
 		},
 	}
@@ -179,18 +194,23 @@ func (p *positionFlag) Set(v string) error {
 	return nil
 }
 
-func readStream(ctx context.Context, store events.Store, stream string, w io.Writer) error {
-	evs, err := store.ReadStream(ctx, stream)
-	if errors.Is(err, events.ErrStreamNotFound) {
-		return fmt.Errorf("stream %s has no events", stream)
-	}
-	if err != nil {
-		return err
-	}
+// readStreams prints each stream's events in turn; a company's numbering
+// stream may not exist yet, so only the first stream must.
+func readStreams(ctx context.Context, pool *pgxpool.Pool, store events.Store, streams []string, w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	for _, ev := range evs {
-		if err := writeEvent(enc, ev); err != nil {
+	for i, stream := range streams {
+		evs, err := store.ReadStream(ctx, stream)
+		if errors.Is(err, events.ErrStreamNotFound) && i > 0 {
+			continue
+		}
+		if errors.Is(err, events.ErrStreamNotFound) {
+			return fmt.Errorf("stream %s has no events", stream)
+		}
+		if err != nil {
+			return err
+		}
+		if err := writeEvents(ctx, pool, enc, evs); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,7 +14,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/invoicing/invoicing/command"
+	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/events/esdb"
+	"github.com/invoicing/invoicing/projections"
 	"github.com/invoicing/invoicing/transport"
 	"github.com/invoicing/invoicing/transport/auth"
 )
@@ -60,6 +63,14 @@ type config struct {
 	// "" serves none and collects none.
 	MetricsAddr string
 	Tracing     tracingConfig
+	Audit       auditConfig
+}
+
+// auditConfig tunes the sealer that records the event log's audit chain.
+type auditConfig struct {
+	SigningKey   ed25519.PrivateKey // AUDIT_SIGNING_KEY; nil: seals are unsigned
+	SealEvery    int                // AUDIT_SEAL_EVERY events
+	SealInterval time.Duration      // AUDIT_SEAL_INTERVAL
 }
 
 // tracingConfig switches OpenTelemetry tracing on. The exporter and the SDK
@@ -135,6 +146,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		problems = append(problems, fmt.Errorf("EVENTSTORE_URL: scheme %q: want an esdb://, esdb+discover://, kurrentdb:// or kurrentdb+discover:// connection string", scheme))
 	}
 	loadTelemetryConfig(getenv, &cfg, &problems)
+	loadAuditConfig(getenv, &cfg, &problems)
 	if err := errors.Join(problems...); err != nil {
 		return config{}, fmt.Errorf("configuration: %w", err)
 	}
@@ -161,6 +173,27 @@ func duration(getenv func(string) string, name string, def time.Duration, proble
 		return def
 	}
 	return d
+}
+
+// loadAuditConfig reads the sealer's settings. The signing key is never
+// echoed.
+func loadAuditConfig(getenv func(string) string, cfg *config, problems *[]error) {
+	cfg.Audit = auditConfig{SealEvery: projections.DefaultSealEvery, SealInterval: projections.DefaultSealInterval}
+	if v := getenv("AUDIT_SIGNING_KEY"); v != "" {
+		key, err := events.ParseSigningKey(v)
+		if err != nil {
+			*problems = append(*problems, fmt.Errorf("AUDIT_SIGNING_KEY: %w", err))
+		}
+		cfg.Audit.SigningKey = key
+	}
+	if v := getenv("AUDIT_SEAL_EVERY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			*problems = append(*problems, fmt.Errorf("AUDIT_SEAL_EVERY=%q: want a positive number of events", v))
+		}
+		cfg.Audit.SealEvery = n
+	}
+	cfg.Audit.SealInterval = duration(getenv, "AUDIT_SEAL_INTERVAL", cfg.Audit.SealInterval, problems)
 }
 
 // loadTelemetryConfig reads METRICS_ADDR and whether to export traces.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,9 +18,17 @@ import (
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/events/pgstore"
 	"github.com/invoicing/invoicing/internal/pgtest"
+	"github.com/invoicing/invoicing/projections"
 )
 
-func newPGStore(t *testing.T) (*pgstore.Store, string) {
+// pgStore is an event store and the read models' database, as the CLI
+// opens them.
+type pgStore struct {
+	*pgstore.Store
+	pool *pgxpool.Pool
+}
+
+func newPGStore(t *testing.T) (pgStore, string) {
 	t.Helper()
 	url := pgtest.NewDatabase(t)
 	pool, err := pgxpool.New(context.Background(), url)
@@ -27,12 +36,12 @@ func newPGStore(t *testing.T) (*pgstore.Store, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	if err := pgstore.Migrate(context.Background(), pool); err != nil {
+	if err := errors.Join(pgstore.Migrate(context.Background(), pool), projections.Migrate(context.Background(), pool)); err != nil {
 		t.Fatal(err)
 	}
 	store := pgstore.New(pool, slog.New(slog.NewJSONHandler(io.Discard, nil)), pgstore.Options{PollInterval: 20 * time.Millisecond})
 	t.Cleanup(func() { store.Close() })
-	return store, url
+	return pgStore{Store: store, pool: pool}, url
 }
 
 func appendN(t *testing.T, store events.Store, n int, account string) {
@@ -48,13 +57,13 @@ func appendN(t *testing.T, store events.Store, n int, account string) {
 	}
 }
 
-func decodeLines(t *testing.T, out string) []eventLine {
+func decodeLines(t *testing.T, out string) []events.ExportLine {
 	t.Helper()
-	var lines []eventLine
+	var lines []events.ExportLine
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		var l eventLine
+		var l events.ExportLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatalf("line %q: %v", sc.Text(), err)
 		}
@@ -68,7 +77,7 @@ func TestExportIsCompleteOrderedAndResumable(t *testing.T) {
 	appendN(t, store, 1203, "acme") // more than two pages
 	ctx := context.Background()
 	var all bytes.Buffer
-	if err := exportEvents(ctx, store, exportOptions{}, &all); err != nil {
+	if err := exportEvents(ctx, store.pool, store, exportOptions{}, &all); err != nil {
 		t.Fatal(err)
 	}
 	lines := decodeLines(t, all.String())
@@ -85,7 +94,7 @@ func TestExportIsCompleteOrderedAndResumable(t *testing.T) {
 	for _, cut := range []int{0, 1, 499, 500, 1202} {
 		from, _ := events.ParsePosition(lines[cut].Position)
 		var rest bytes.Buffer
-		if err := exportEvents(ctx, store, exportOptions{From: from}, &rest); err != nil {
+		if err := exportEvents(ctx, store.pool, store, exportOptions{From: from}, &rest); err != nil {
 			t.Fatal(err)
 		}
 		got := decodeLines(t, rest.String())
@@ -100,14 +109,16 @@ func TestExportFiltersByTypeAndAccount(t *testing.T) {
 	appendN(t, store, 3, "acme")
 	appendN(t, store, 2, "globex")
 	var out bytes.Buffer
-	if err := exportEvents(context.Background(), store, exportOptions{Account: "globex", Types: []string{events.TypeCompanyCreated}}, &out); err != nil {
+	if err := exportEvents(context.Background(), store.pool, store, exportOptions{Account: "globex", Types: []string{events.TypeCompanyCreated}}, &out); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(decodeLines(t, out.String())); n != 2 {
 		t.Errorf("--account globex exported %d events, want 2", n)
 	}
 	out.Reset()
-	exportEvents(context.Background(), store, exportOptions{Types: []string{events.TypeInvoiceDrafted}}, &out)
+	if err := exportEvents(context.Background(), store.pool, store, exportOptions{Types: []string{events.TypeInvoiceDrafted}}, &out); err != nil {
+		t.Fatal(err)
+	}
 	if out.Len() != 0 {
 		t.Errorf("--type InvoiceDrafted exported %q", out.String())
 	}

@@ -45,6 +45,7 @@ type app struct {
 	pool     *pgxpool.Pool
 	store    events.Store
 	group    *projections.Group
+	sealer   *projections.Sealer
 	handler  http.Handler
 	logger   *slog.Logger
 	timeouts httpTimeouts
@@ -78,7 +79,10 @@ func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
 	commands := command.NewHandler(command.Config{
 		Store: store, Waiter: group, Directory: directory{queries}, Logger: logger, WaitTimeout: cfg.WaitTimeout,
 	})
-	a := &app{pool: pool, store: store, group: group, logger: logger, timeouts: cfg.HTTP, obs: obs}
+	sealer := projections.NewSealer(store, pool, logger, projections.SealerOptions{
+		SealEvery: cfg.Audit.SealEvery, SealInterval: cfg.Audit.SealInterval, Key: cfg.Audit.SigningKey,
+	})
+	a := &app{pool: pool, store: store, group: group, sealer: sealer, logger: logger, timeouts: cfg.HTTP, obs: obs}
 	a.handler = obs.traceHandler(transport.NewHandler(transport.Config{
 		Commands: commands, Queries: queries, Auth: verifier, Logger: logger,
 		MaxBodyBytes: cfg.MaxBodyBytes, Ready: a.ready, QuarantinedEvents: group.QuarantineCount,
@@ -167,10 +171,14 @@ func (a *app) ready(ctx context.Context) error {
 func (a *app) run(ctx context.Context, ln net.Listener, grace time.Duration) error {
 	projCtx, stopProjections := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		a.group.Run(projCtx)
+	}()
+	go func() {
+		defer wg.Done()
+		a.sealer.Run(projCtx)
 	}()
 	stopMetrics := a.obs.serveMetrics()
 	defer stopMetrics()
