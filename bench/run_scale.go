@@ -142,10 +142,12 @@ func RunScaleBench(ctx context.Context, cfg ScaleConfig) (err error) {
 			err = stopErr
 		}
 	}()
+	meter := StartMeter(svc.PID(), pg.PID())
 	catchUp, perModel, err := waitCatchUp(ctx, out, ctl, cfg.ReadModels, last, svc.Started, total)
 	if err != nil {
 		return err
 	}
+	catchUse := meter.Stop()
 	fmt.Fprintf(out, "caught up in %s: %.0f events/s\n", catchUp.Round(time.Millisecond), float64(total)/catchUp.Seconds())
 	var analyze time.Duration
 	if cfg.Analyze {
@@ -204,7 +206,8 @@ func RunScaleBench(ctx context.Context, cfg ScaleConfig) (err error) {
 	fmt.Fprintf(out, "\nload average at the end: %s\n", LoadAvg())
 	fmt.Fprintf(out, "\nfill: %d events by COPY in %s; read models: %s\n", total, fill.Round(time.Millisecond), sizes)
 	fmt.Fprintf(out, "catch-up (serve start -> every read model at the last event): %s, %.0f events/s", catchUp.Round(time.Millisecond), float64(total)/catchUp.Seconds())
-	fmt.Fprintf(out, " [%s]\n", perModel)
+	fmt.Fprintf(out, " [%s]; CPU meanwhile: service %.2f cores, postgres %.2f cores\n", perModel,
+		catchUse.Cores(catchUse.Service), catchUse.Cores(catchUse.Postgres))
 	fmt.Fprintf(out, "\nreads at %d invoices (latencies in ms):\n%s", cfg.Invoices, t.String())
 	for _, n := range notes {
 		fmt.Fprintf(out, "  %s\n", n)
