@@ -68,6 +68,10 @@ type config struct {
 
 // auditConfig tunes the sealer that records the event log's audit chain.
 type auditConfig struct {
+	// Off keeps this instance from ever sealing (AUDIT_SEALER=off), for
+	// instances meant to serve the API only; one instance seals at a time
+	// anyway, whichever holds the lock.
+	Off          bool
 	SigningKey   ed25519.PrivateKey // AUDIT_SIGNING_KEY; nil: seals are unsigned
 	SealEvery    int                // AUDIT_SEAL_EVERY events
 	SealInterval time.Duration      // AUDIT_SEAL_INTERVAL
@@ -179,6 +183,13 @@ func duration(getenv func(string) string, name string, def time.Duration, proble
 // echoed.
 func loadAuditConfig(getenv func(string) string, cfg *config, problems *[]error) {
 	cfg.Audit = auditConfig{SealEvery: projections.DefaultSealEvery, SealInterval: projections.DefaultSealInterval}
+	switch v := getenv("AUDIT_SEALER"); v {
+	case "", "on":
+	case "off":
+		cfg.Audit.Off = true
+	default:
+		*problems = append(*problems, fmt.Errorf("AUDIT_SEALER=%q: want on or off", v))
+	}
 	if v := getenv("AUDIT_SIGNING_KEY"); v != "" {
 		key, err := events.ParseSigningKey(v)
 		if err != nil {

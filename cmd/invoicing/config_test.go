@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"encoding/base64"
 	"github.com/invoicing/invoicing/internal/pgtest"
+	"github.com/invoicing/invoicing/projections"
 )
 
 func TestServeWithUnreachableEventStoreDBFailsFast(t *testing.T) {
@@ -198,5 +200,46 @@ func TestAStalledBodyGets408InTheErrorShape(t *testing.T) {
 	}
 	if took < readTimeout || took > readTimeout+2*time.Second {
 		t.Errorf("answered after %s, want about %s", took, readTimeout)
+	}
+}
+
+func TestAuditSettings(t *testing.T) {
+	base := map[string]string{"DATABASE_URL": "postgres://x", "AUTH_HS256_SECRET": testSecret}
+	seed := base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+	tests := []struct {
+		name    string
+		env     map[string]string
+		wantErr string // "" when valid
+		check   func(auditConfig) bool
+	}{
+		{"defaults", nil, "", func(a auditConfig) bool {
+			return !a.Off && a.SigningKey == nil && a.SealEvery == projections.DefaultSealEvery && a.SealInterval == projections.DefaultSealInterval
+		}},
+		{"a signing key", map[string]string{"AUDIT_SIGNING_KEY": seed}, "", func(a auditConfig) bool { return a.SigningKey != nil }},
+		{"a short key", map[string]string{"AUDIT_SIGNING_KEY": "c2hvcnQ="}, "AUDIT_SIGNING_KEY", nil},
+		{"seal every 10 events, every 5 s", map[string]string{"AUDIT_SEAL_EVERY": "10", "AUDIT_SEAL_INTERVAL": "5s"}, "",
+			func(a auditConfig) bool { return a.SealEvery == 10 && a.SealInterval == 5*time.Second }},
+		{"seal every 0 events", map[string]string{"AUDIT_SEAL_EVERY": "0"}, "AUDIT_SEAL_EVERY", nil},
+		{"the sealer off", map[string]string{"AUDIT_SEALER": "off"}, "", func(a auditConfig) bool { return a.Off }},
+		{"the sealer maybe", map[string]string{"AUDIT_SEALER": "maybe"}, "AUDIT_SEALER", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := loadConfig(func(k string) string {
+				if v, ok := tt.env[k]; ok {
+					return v
+				}
+				return base[k]
+			})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), seed) {
+					t.Fatalf("err = %v, want one naming %s (and never the key)", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !tt.check(cfg.Audit) {
+				t.Fatalf("loadConfig = %+v, %v", cfg.Audit, err)
+			}
+		})
 	}
 }

@@ -42,14 +42,16 @@ func serve(ctx context.Context, cfg config, logOut io.Writer) error {
 
 // app is the wired service.
 type app struct {
-	pool     *pgxpool.Pool
-	store    events.Store
-	group    *projections.Group
-	sealer   *projections.Sealer
-	handler  http.Handler
-	logger   *slog.Logger
-	timeouts httpTimeouts
-	obs      *observability
+	pool   *pgxpool.Pool
+	store  events.Store
+	group  *projections.Group
+	sealer *projections.Sealer
+	// sealerOff: this instance never seals (AUDIT_SEALER=off).
+	sealerOff bool
+	handler   http.Handler
+	logger    *slog.Logger
+	timeouts  httpTimeouts
+	obs       *observability
 }
 
 func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
@@ -82,7 +84,7 @@ func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
 	sealer := projections.NewSealer(store, pool, logger, projections.SealerOptions{
 		SealEvery: cfg.Audit.SealEvery, SealInterval: cfg.Audit.SealInterval, Key: cfg.Audit.SigningKey,
 	})
-	a := &app{pool: pool, store: store, group: group, sealer: sealer, logger: logger, timeouts: cfg.HTTP, obs: obs}
+	a := &app{pool: pool, store: store, group: group, sealer: sealer, sealerOff: cfg.Audit.Off, logger: logger, timeouts: cfg.HTTP, obs: obs}
 	a.handler = obs.traceHandler(transport.NewHandler(transport.Config{
 		Commands: commands, Queries: queries, Auth: verifier, Logger: logger,
 		MaxBodyBytes: cfg.MaxBodyBytes, Ready: a.ready, QuarantinedEvents: group.QuarantineCount,
@@ -178,7 +180,9 @@ func (a *app) run(ctx context.Context, ln net.Listener, grace time.Duration) err
 	}()
 	go func() {
 		defer wg.Done()
-		a.sealer.Run(projCtx)
+		if !a.sealerOff {
+			a.sealer.Run(projCtx)
+		}
 	}()
 	stopMetrics := a.obs.serveMetrics()
 	defer stopMetrics()
