@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"io"
 	"net"
 	"net/http"
@@ -11,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"encoding/base64"
 	"github.com/invoicing/invoicing/internal/pgtest"
 	"github.com/invoicing/invoicing/projections"
 )
