@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"sync"
 	"time"
@@ -17,9 +16,6 @@ import (
 // batchTimeout bounds one batch transaction, so that a stuck database cannot
 // hold shutdown forever.
 const batchTimeout = 30 * time.Second
-
-// errNotLeader means another process holds the projection's lock.
-var errNotLeader = errors.New("projection is run by another process")
 
 // RunnerOptions tune a Runner; the zero value is fine.
 type RunnerOptions struct {
@@ -117,34 +113,14 @@ func (r *Runner) Err() error {
 }
 
 // Run runs the projection until ctx ends, restarting after errors with
-// exponential backoff and standing by while another process leads. The
-// backoff starts over after a batch commits: a failure after a stretch of
-// work (the database restarting, say) is retried at once, not after the
-// delay a previous outage had grown to.
+// exponential backoff (see retryLoop) and standing by while another process
+// leads.
 func (r *Runner) Run(ctx context.Context) {
-	backoff := r.opts.MinBackoff
-	for ctx.Err() == nil {
-		committed, err := r.lead(ctx)
-		if committed {
-			backoff = r.opts.MinBackoff
-		}
-		wait := r.opts.StandbyPoll
-		switch {
-		case ctx.Err() != nil:
-			return
-		case errors.Is(err, errNotLeader):
-			r.setState(false, nil)
-		default:
-			r.setState(false, err)
-			r.logger.Error("projection failed; restarting", "error", err, "backoff", backoff)
-			wait, backoff = backoff, min(backoff*2, r.opts.MaxBackoff)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-	}
+	retryLoop{
+		minBackoff: r.opts.MinBackoff, maxBackoff: r.opts.MaxBackoff, standbyPoll: r.opts.StandbyPoll,
+		logger:   r.logger,
+		setState: func(err error) { r.setState(false, err) },
+	}.run(ctx, r.lead)
 }
 
 func (r *Runner) setState(leading bool, err error) {
@@ -153,31 +129,15 @@ func (r *Runner) setState(leading bool, err error) {
 	r.leading, r.lastErr = leading, err
 }
 
-// lockKey maps a projection name to its advisory lock.
-func lockKey(name string) int64 {
-	h := fnv.New64a()
-	h.Write([]byte("projection:" + name))
-	return int64(h.Sum64())
-}
-
 // lead takes the projection's session lock on a dedicated connection and
 // projects until ctx ends or something fails. It reports whether a batch
 // committed.
 func (r *Runner) lead(ctx context.Context) (committed bool, err error) {
-	pooled, err := r.pool.Acquire(ctx)
+	conn, err := tryLead(ctx, r.pool, r.proj.Name())
 	if err != nil {
-		return false, fmt.Errorf("acquire lock connection: %w", err)
+		return false, err
 	}
-	// The session lock lives as long as this connection; never pool it again.
-	conn := pooled.Hijack()
 	defer conn.Close(context.Background())
-	var got bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, lockKey(r.proj.Name())).Scan(&got); err != nil {
-		return false, fmt.Errorf("try lock: %w", err)
-	}
-	if !got {
-		return false, errNotLeader
-	}
 	if r.opts.Prepare != nil && !r.prepared {
 		if err := r.opts.Prepare(ctx, r.proj); err != nil {
 			return false, fmt.Errorf("prepare: %w", err)
@@ -206,7 +166,7 @@ func (r *Runner) follow(ctx context.Context, pos events.Position, q *quarantine)
 		return false, fmt.Errorf("subscribe from %s: %w", pos, err)
 	}
 	for {
-		batch, ok := r.nextBatch(ctx, sub)
+		batch, ok := nextBatch(ctx, sub, r.opts.BatchSize, nil)
 		if !ok {
 			if err := sub.Err(); err != nil {
 				return committed, fmt.Errorf("subscription: %w", err)
@@ -251,31 +211,4 @@ func (r *Runner) logQuarantined(set []QuarantinedEvent) {
 			"position", qe.Position.String(), "stream", qe.Stream, "revision", qe.Revision,
 			"type", qe.Type, "error", qe.Error)
 	}
-}
-
-// nextBatch blocks for one event, then takes whatever else is already
-// waiting, up to the batch size.
-func (r *Runner) nextBatch(ctx context.Context, sub events.Subscription) ([]events.RecordedEvent, bool) {
-	var batch []events.RecordedEvent
-	select {
-	case ev, ok := <-sub.Events():
-		if !ok {
-			return nil, false
-		}
-		batch = append(batch, ev)
-	case <-ctx.Done():
-		return nil, false
-	}
-	for len(batch) < r.opts.BatchSize {
-		select {
-		case ev, ok := <-sub.Events():
-			if !ok {
-				return batch, true
-			}
-			batch = append(batch, ev)
-		default:
-			return batch, true
-		}
-	}
-	return batch, true
 }

@@ -95,33 +95,13 @@ func (s *Sealer) setErr(err error) {
 	s.lastErr = err
 }
 
-// Run chains events until ctx ends, restarting after failures with a
-// backoff that starts over once a batch commits, and standing by while
-// another instance leads.
+// Run chains events until ctx ends, restarting after failures with
+// backoff (see retryLoop) and standing by while another instance leads.
 func (s *Sealer) Run(ctx context.Context) {
-	backoff := s.opts.MinBackoff
-	for ctx.Err() == nil {
-		committed, err := s.lead(ctx)
-		if committed {
-			backoff = s.opts.MinBackoff
-		}
-		wait := s.opts.StandbyPoll
-		switch {
-		case ctx.Err() != nil:
-			return
-		case errors.Is(err, errNotLeader):
-			s.setErr(nil)
-		default:
-			s.setErr(err)
-			s.logger.Error("sealer failed; restarting", "error", err, "backoff", backoff)
-			wait, backoff = backoff, min(backoff*2, s.opts.MaxBackoff)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-	}
+	retryLoop{
+		minBackoff: s.opts.MinBackoff, maxBackoff: s.opts.MaxBackoff, standbyPoll: s.opts.StandbyPoll,
+		logger: s.logger, setState: s.setErr,
+	}.run(ctx, s.lead)
 }
 
 // chainHead is the last chained event and the last seal.
@@ -134,19 +114,11 @@ type chainHead struct {
 }
 
 func (s *Sealer) lead(ctx context.Context) (committed bool, err error) {
-	pooled, err := s.pool.Acquire(ctx)
+	conn, err := tryLead(ctx, s.pool, sealerLock)
 	if err != nil {
-		return false, fmt.Errorf("acquire lock connection: %w", err)
+		return false, err
 	}
-	conn := pooled.Hijack() // the session lock lives as long as this connection
 	defer conn.Close(context.Background())
-	var got bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, lockKey(sealerLock)).Scan(&got); err != nil {
-		return false, fmt.Errorf("try lock: %w", err)
-	}
-	if !got {
-		return false, errNotLeader
-	}
 	head, err := loadChainHead(ctx, s.pool)
 	if err != nil {
 		return false, err
@@ -165,7 +137,7 @@ func (s *Sealer) follow(ctx context.Context, head chainHead) (committed bool, er
 	tick := time.NewTicker(min(s.opts.SealInterval, time.Second))
 	defer tick.Stop()
 	for {
-		batch, ok := s.nextBatch(ctx, sub, tick.C)
+		batch, ok := nextBatch(ctx, sub, s.opts.BatchSize, tick.C) // a tick: time to check whether a seal is due
 		if !ok {
 			if err := sub.Err(); err != nil {
 				return committed, fmt.Errorf("subscription: %w", err)
@@ -180,35 +152,6 @@ func (s *Sealer) follow(ctx context.Context, head chainHead) (committed bool, er
 		}
 		committed = committed || len(batch) > 0
 	}
-}
-
-// nextBatch waits for events, or for a tick (an empty batch: time to check
-// whether a seal is due).
-func (s *Sealer) nextBatch(ctx context.Context, sub events.Subscription, tick <-chan time.Time) ([]events.RecordedEvent, bool) {
-	var batch []events.RecordedEvent
-	select {
-	case ev, ok := <-sub.Events():
-		if !ok {
-			return nil, false
-		}
-		batch = append(batch, ev)
-	case <-tick:
-		return nil, true
-	case <-ctx.Done():
-		return nil, false
-	}
-	for len(batch) < s.opts.BatchSize {
-		select {
-		case ev, ok := <-sub.Events():
-			if !ok {
-				return batch, true
-			}
-			batch = append(batch, ev)
-		default:
-			return batch, true
-		}
-	}
-	return batch, true
 }
 
 // commit chains the batch and takes a seal when one is due, in one

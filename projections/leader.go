@@ -1,0 +1,118 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/invoicing/invoicing/events"
+)
+
+// What projection runners and the sealer share: one leader per name across
+// processes (a session advisory lock), a retry loop with backoff, and
+// batches taken from a subscription.
+
+// errNotLeader means another process holds the lock.
+var errNotLeader = errors.New("projection is run by another process")
+
+// lockKey maps a projection name to its advisory lock.
+func lockKey(name string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("projection:" + name))
+	return int64(h.Sum64())
+}
+
+// tryLead takes name's session lock on a connection taken out of the pool
+// for good: the lock lives as long as the connection, which the caller
+// closes to give it up. errNotLeader when another process holds it.
+func tryLead(ctx context.Context, pool *pgxpool.Pool, name string) (*pgx.Conn, error) {
+	pooled, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("acquire lock connection: %w", err)
+	}
+	conn := pooled.Hijack()
+	var got bool
+	err = conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, lockKey(name)).Scan(&got)
+	if err == nil && !got {
+		err = errNotLeader
+	} else if err != nil {
+		err = fmt.Errorf("try lock: %w", err)
+	}
+	if err != nil {
+		_ = conn.Close(context.Background()) // closing is how a session lock is given up; nothing to report
+		return nil, err
+	}
+	return conn, nil
+}
+
+// retryLoop calls lead until ctx ends: at once after a stand-by poll while
+// another process leads, and after an exponential backoff when it fails.
+// The backoff starts over once lead committed something: a failure after a
+// stretch of work (the database restarting, say) is retried at once, not
+// after the delay a previous outage had grown to.
+type retryLoop struct {
+	minBackoff, maxBackoff, standbyPoll time.Duration
+	logger                              *slog.Logger
+	setState                            func(err error) // nil err: healthy (leading or standing by)
+}
+
+func (l retryLoop) run(ctx context.Context, lead func(context.Context) (committed bool, err error)) {
+	backoff := l.minBackoff
+	for ctx.Err() == nil {
+		committed, err := lead(ctx)
+		if committed {
+			backoff = l.minBackoff
+		}
+		wait := l.standbyPoll
+		switch {
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, errNotLeader):
+			l.setState(nil)
+		default:
+			l.setState(err)
+			l.logger.Error("failed; restarting", "error", err, "backoff", backoff)
+			wait, backoff = backoff, min(backoff*2, l.maxBackoff)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// nextBatch blocks for one event, then takes whatever else is already
+// waiting, up to size. A tick (a nil channel never ticks) ends the wait
+// with an empty batch; ok is false when the subscription or ctx ended.
+func nextBatch(ctx context.Context, sub events.Subscription, size int, tick <-chan time.Time) (batch []events.RecordedEvent, ok bool) {
+	select {
+	case ev, open := <-sub.Events():
+		if !open {
+			return nil, false
+		}
+		batch = append(batch, ev)
+	case <-tick:
+		return nil, true
+	case <-ctx.Done():
+		return nil, false
+	}
+	for len(batch) < size {
+		select {
+		case ev, open := <-sub.Events():
+			if !open {
+				return batch, true
+			}
+			batch = append(batch, ev)
+		default:
+			return batch, true
+		}
+	}
+	return batch, true
+}
