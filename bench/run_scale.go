@@ -68,7 +68,7 @@ func RunScaleBench(ctx context.Context, cfg ScaleConfig) (err error) {
 	bin := cfg.ServiceBin
 	if bin == "" {
 		bin = filepath.Join(work, "invoicing")
-		fmt.Fprintf(out, "building ./cmd/invoicing ...\n")
+		fmt.Fprintf(out, "building ./cmd/invoicing from %s ...\n", SourceVersion(ctx, cfg.Repo))
 		if err := BuildService(ctx, cfg.Repo, bin); err != nil {
 			return err
 		}

@@ -30,6 +30,20 @@ func BuildService(ctx context.Context, repo, out string) error {
 	return nil
 }
 
+// SourceVersion says which source a build came from: the commit, and
+// whether the working tree had uncommitted changes to tracked files.
+func SourceVersion(ctx context.Context, repo string) string {
+	head, err := exec.CommandContext(ctx, "git", "-C", repo, "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		return "unknown (not a git checkout?)"
+	}
+	v := "commit " + strings.TrimSpace(string(head))
+	if st, err := exec.CommandContext(ctx, "git", "-C", repo, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+		v += " plus uncommitted changes"
+	}
+	return v
+}
+
 // Service is a running `invoicing serve` subprocess.
 type Service struct {
 	Bin     string
