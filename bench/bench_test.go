@@ -99,6 +99,9 @@ func TestParsersOfProcAndPgbench(t *testing.T) {
 	if err != nil || m.Peak != 40<<20 || m.RSS != 20<<20 {
 		t.Errorf("parseStatus = %+v, %v", m, err)
 	}
+	if got := parseProcStat([]byte("cpu  100 5 50 9000 40 3 2 1 0 0\ncpu0 1 2 3\n")); got != 1610*time.Millisecond {
+		t.Errorf("parseProcStat = %v, want 1.61s (user+nice+system+irq+softirq+steal ticks)", got)
+	}
 	tps, err := parsePgbenchTPS("latency average = 1.234 ms\ninitial connection time = 20.1 ms\ntps = 12962.318 (without initial connection time)\n")
 	if err != nil || tps != 12962.318 {
 		t.Errorf("parsePgbenchTPS = %v, %v", tps, err)

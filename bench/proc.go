@@ -162,6 +162,37 @@ type Usage struct {
 	Service  time.Duration // the service process
 	Postgres time.Duration // postmaster and every backend
 	Client   time.Duration // this process (the load generator) and its children (pgbench)
+	Machine  time.Duration // every CPU of the machine, busy (/proc/stat)
+}
+
+// Others is the CPU the rest of the machine used meanwhile: other people's
+// builds and tests on a shared machine.
+func (u Usage) Others() time.Duration {
+	return max(0, u.Machine-u.Service-u.Postgres-u.Client)
+}
+
+// MachineBusy returns the busy CPU time of all CPUs since boot, from the
+// first line of /proc/stat (user, nice, system, irq, softirq, steal).
+func MachineBusy() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	return parseProcStat(b)
+}
+
+func parseProcStat(b []byte) time.Duration {
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	f := strings.Fields(string(line))
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0
+	}
+	var busy int64
+	for _, k := range []int{1, 2, 3, 6, 7, 8} { // user nice system (idle iowait) irq softirq steal
+		n, _ := strconv.ParseInt(f[k], 10, 64)
+		busy += n
+	}
+	return time.Duration(busy) * clockTick
 }
 
 // Meter reads the CPU counters of the service, PostgreSQL and the harness
@@ -169,13 +200,14 @@ type Usage struct {
 type Meter struct {
 	servicePID, pgPID int
 	start             time.Time
-	svc, pg, cl       time.Duration
+	svc, pg, cl, mach time.Duration
 }
 
 // StartMeter takes the first reading; servicePID 0 means no service yet.
 func StartMeter(servicePID, pgPID int) *Meter {
 	m := &Meter{servicePID: servicePID, pgPID: pgPID}
 	m.svc, m.pg, m.cl = m.read()
+	m.mach = MachineBusy()
 	m.start = time.Now()
 	return m
 }
@@ -191,8 +223,9 @@ func (m *Meter) read() (svc, pg, cl time.Duration) {
 
 // Stop takes the second reading and returns the differences.
 func (m *Meter) Stop() Usage {
+	mach := MachineBusy()
 	svc, pg, cl := m.read()
-	return Usage{Wall: time.Since(m.start), Service: svc - m.svc, Postgres: pg - m.pg, Client: cl - m.cl}
+	return Usage{Wall: time.Since(m.start), Service: svc - m.svc, Postgres: pg - m.pg, Client: cl - m.cl, Machine: mach - m.mach}
 }
 
 // Cores renders CPU time as cores busy over the wall time (1.00 = one core).

@@ -44,6 +44,7 @@ type IdleReport struct {
 	Wall        time.Duration
 	ServiceCPU  time.Duration
 	PostgresCPU time.Duration
+	OtherCPU    time.Duration // the rest of the machine (other people's work)
 	Statements  StatementStats
 	XactCommits int64 // pg_stat_database delta; approximate (stats are flushed lazily)
 }
@@ -206,8 +207,8 @@ func RunScaleBench(ctx context.Context, cfg ScaleConfig) (err error) {
 	fmt.Fprintf(out, "\nload average at the end: %s\n", LoadAvg())
 	fmt.Fprintf(out, "\nfill: %d events by COPY in %s; read models: %s\n", total, fill.Round(time.Millisecond), sizes)
 	fmt.Fprintf(out, "catch-up (serve start -> every read model at the last event): %s, %.0f events/s", catchUp.Round(time.Millisecond), float64(total)/catchUp.Seconds())
-	fmt.Fprintf(out, " [%s]; CPU meanwhile: service %.2f cores, postgres %.2f cores\n", perModel,
-		catchUse.Cores(catchUse.Service), catchUse.Cores(catchUse.Postgres))
+	fmt.Fprintf(out, " [%s]; CPU meanwhile: service %.2f cores, postgres %.2f cores, rest of the machine %.2f cores\n", perModel,
+		catchUse.Cores(catchUse.Service), catchUse.Cores(catchUse.Postgres), catchUse.Cores(catchUse.Others()))
 	fmt.Fprintf(out, "\nreads at %d invoices (latencies in ms):\n%s", cfg.Invoices, t.String())
 	for _, n := range notes {
 		fmt.Fprintf(out, "  %s\n", n)
@@ -242,10 +243,10 @@ func RunScaleBench(ctx context.Context, cfg ScaleConfig) (err error) {
 }
 
 func idleTable(empty, full IdleReport, total int) *Table {
-	t := &Table{Header: []string{"store", "service CPU % of a core", "postgres CPU %", "statements", "per s", "server ms", "xact commits"}}
+	t := &Table{Header: []string{"store", "service CPU % of a core", "postgres CPU %", "rest of machine %", "statements", "per s", "server ms", "xact commits"}}
 	row := func(name string, r IdleReport) {
 		w := r.Wall.Seconds()
-		t.Add(name, fmtF(100*r.ServiceCPU.Seconds()/w, 2), fmtF(100*r.PostgresCPU.Seconds()/w, 2),
+		t.Add(name, fmtF(100*r.ServiceCPU.Seconds()/w, 2), fmtF(100*r.PostgresCPU.Seconds()/w, 2), fmtF(100*r.OtherCPU.Seconds()/w, 0),
 			fmt.Sprint(r.Statements.Statements), fmtF(float64(r.Statements.Statements)/w, 1),
 			fmtF(ms(r.Statements.Time), 1), fmt.Sprint(r.XactCommits))
 	}
@@ -305,7 +306,8 @@ func measureIdle(ctx context.Context, pg *pgtest.Cluster, dbURL string, pid int,
 	if err != nil {
 		return IdleReport{}, err
 	}
-	return IdleReport{Wall: use.Wall, ServiceCPU: use.Service, PostgresCPU: use.Postgres, Statements: st, XactCommits: c1 - c0}, nil
+	return IdleReport{Wall: use.Wall, ServiceCPU: use.Service, PostgresCPU: use.Postgres, OtherCPU: use.Others(),
+		Statements: st, XactCommits: c1 - c0}, nil
 }
 
 func fileSize(path string) int64 {
