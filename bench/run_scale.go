@@ -214,8 +214,14 @@ func RunScaleBench(ctx context.Context, cfg ScaleConfig) (err error) {
 		fmt.Fprintf(out, "  %s\n", n)
 	}
 	fmt.Fprintf(out, "\nidle service over %s:\n%s", cfg.Idle, idleTable(idleEmpty, idleFull, total).String())
-	for _, ts := range idleFull.Statements.ByText {
-		fmt.Fprintf(out, "  %6d× %8.1f ms  %s\n", ts.Count, ms(ts.Time), ts.Text)
+	for _, w := range []struct {
+		name string
+		r    IdleReport
+	}{{"empty", idleEmpty}, {fmt.Sprintf("%d events", total), idleFull}} {
+		fmt.Fprintf(out, "  statements of the idle service, %s:\n", w.name)
+		for _, ts := range w.r.Statements.ByText {
+			fmt.Fprintf(out, "  %6d× %8.1f ms  %s\n", ts.Count, ms(ts.Time), ts.Text)
+		}
 	}
 	fmt.Fprintf(out, "service RSS: peak %.1f MiB (VmHWM, catch-up included), now %.1f MiB\n", mib(mem.Peak), mib(mem.RSS))
 
