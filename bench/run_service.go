@@ -39,6 +39,7 @@ type ServiceBenchConfig struct {
 	StatsTop   int           // >0: pg_stat_statements' top statements per phase
 	Keep       bool          // keep the work directory (logs, binary)
 	DBParams   string        // query parameters added to the service's DATABASE_URL
+	ServiceEnv []string      // extra KEY=VALUE settings of serve, e.g. AUDIT_SEALER=off
 	ServiceBin string        // a prebuilt service binary instead of go build
 	Out        io.Writer
 }
@@ -245,7 +246,7 @@ func runServicePhases(ctx context.Context, cfg ServiceBenchConfig, pg *pgtest.Cl
 	}
 	secret := randomHex(32)
 	svc, err := StartService(ctx, ServiceConfig{Bin: bin, DatabaseURL: withParams(dbURL, cfg.DBParams), Secret: secret,
-		LogLevel: cfg.LogLevel, LogPath: filepath.Join(work, "service.log")})
+		LogLevel: cfg.LogLevel, LogPath: filepath.Join(work, "service.log"), Env: cfg.ServiceEnv})
 	if err != nil {
 		return nil, lag, 0, "", err
 	}

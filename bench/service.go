@@ -61,19 +61,20 @@ type ServiceConfig struct {
 	Secret      string // AUTH_HS256_SECRET
 	LogLevel    string
 	LogPath     string
+	Env         []string // extra KEY=VALUE settings, after the ones above
 }
 
 // serviceEnv is the environment `serve` gets: the settings the README's
 // table names and nothing else of the harness's environment but PATH and
 // HOME, so a stray EVENTSTORE_URL cannot select another store.
 func serviceEnv(cfg ServiceConfig, addr string) []string {
-	return []string{
+	return append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"DATABASE_URL=" + cfg.DatabaseURL,
 		"HTTP_ADDR=" + addr,
 		"AUTH_HS256_SECRET=" + cfg.Secret,
 		"LOG_LEVEL=" + cfg.LogLevel,
-	}
+	}, cfg.Env...)
 }
 
 // StartService starts `serve` on a free 127.0.0.1 port and returns once

@@ -15,8 +15,8 @@ import (
 )
 
 // What projection runners and the sealer share: one leader per name across
-// processes (a session advisory lock), a retry loop with backoff, and
-// batches taken from a subscription.
+// processes (a session advisory lock) and a retry loop with backoff; and
+// the runners' batches taken from a subscription.
 
 // errNotLeader means another process holds the lock.
 var errNotLeader = errors.New("projection is run by another process")
@@ -89,17 +89,14 @@ func (l retryLoop) run(ctx context.Context, lead func(context.Context) (committe
 }
 
 // nextBatch blocks for one event, then takes whatever else is already
-// waiting, up to size. A tick (a nil channel never ticks) ends the wait
-// with an empty batch; ok is false when the subscription or ctx ended.
-func nextBatch(ctx context.Context, sub events.Subscription, size int, tick <-chan time.Time) (batch []events.RecordedEvent, ok bool) {
+// waiting, up to size; ok is false when the subscription or ctx ended.
+func nextBatch(ctx context.Context, sub events.Subscription, size int) (batch []events.RecordedEvent, ok bool) {
 	select {
 	case ev, open := <-sub.Events():
 		if !open {
 			return nil, false
 		}
 		batch = append(batch, ev)
-	case <-tick:
-		return nil, true
 	case <-ctx.Done():
 		return nil, false
 	}

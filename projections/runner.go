@@ -166,7 +166,7 @@ func (r *Runner) follow(ctx context.Context, pos events.Position, q *quarantine)
 		return false, fmt.Errorf("subscribe from %s: %w", pos, err)
 	}
 	for {
-		batch, ok := nextBatch(ctx, sub, r.opts.BatchSize, nil)
+		batch, ok := nextBatch(ctx, sub, r.opts.BatchSize)
 		if !ok {
 			if err := sub.Err(); err != nil {
 				return committed, fmt.Errorf("subscription: %w", err)

@@ -31,10 +31,15 @@ type SealerOptions struct {
 	SealInterval time.Duration      // and at least this often while any are unsealed (default DefaultSealInterval)
 	Key          ed25519.PrivateKey // signs the seals when set
 	BatchSize    int                // events per transaction (default 500)
-	MinBackoff   time.Duration      // first retry delay after a failure (default 100 ms)
-	MaxBackoff   time.Duration      // longest retry delay (default 500 ms)
-	StandbyPoll  time.Duration      // how often a standby tries the lock (default 1 s)
-	Now          func() time.Time   // the clock of seals (default time.Now)
+	// Linger is how long the sealer waits between reads of the log once it
+	// has caught up (default 250 ms): the chain needs no low latency, and
+	// few, larger transactions leave the database to the writes clients
+	// wait for.
+	Linger      time.Duration
+	MinBackoff  time.Duration    // first retry delay after a failure (default 100 ms)
+	MaxBackoff  time.Duration    // longest retry delay (default 500 ms)
+	StandbyPoll time.Duration    // how often a standby tries the lock (default 1 s)
+	Now         func() time.Time // the clock of seals (default time.Now)
 }
 
 func (o *SealerOptions) defaults() {
@@ -46,6 +51,9 @@ func (o *SealerOptions) defaults() {
 	}
 	if o.BatchSize <= 0 {
 		o.BatchSize = 500
+	}
+	if o.Linger <= 0 {
+		o.Linger = 250 * time.Millisecond
 	}
 	if o.MinBackoff <= 0 {
 		o.MinBackoff = 100 * time.Millisecond
@@ -127,36 +135,44 @@ func (s *Sealer) lead(ctx context.Context) (committed bool, err error) {
 	return s.follow(ctx, head)
 }
 
+// follow chains the log from head on. It reads pages with ReadAll rather
+// than subscribing: a subscription is woken by every commit, while the
+// chain needs no low latency, so polling once per Linger while caught up
+// keeps the sealer's load on the database small and flat however busy the
+// writers are. Every poll also checks whether a seal is due.
 func (s *Sealer) follow(ctx context.Context, head chainHead) (committed bool, err error) {
-	subCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sub, err := s.store.SubscribeAll(subCtx, head.position)
-	if err != nil {
-		return false, fmt.Errorf("subscribe from %s: %w", head.position, err)
-	}
-	tick := time.NewTicker(min(s.opts.SealInterval, time.Second))
-	defer tick.Stop()
-	for {
-		batch, ok := nextBatch(ctx, sub, s.opts.BatchSize, tick.C) // a tick: time to check whether a seal is due
-		if !ok {
-			if err := sub.Err(); err != nil {
-				return committed, fmt.Errorf("subscription: %w", err)
-			}
-			return committed, ctx.Err()
+	for ctx.Err() == nil {
+		page, err := s.store.ReadAll(ctx, head.position, s.opts.BatchSize)
+		if err != nil {
+			return committed, fmt.Errorf("read the log after %s: %w", head.position, err)
 		}
+		// A page read when ctx ends still commits: shutdown stops the
+		// sealer after its current batch, not in the middle of it.
 		batchCtx, cancelBatch := context.WithTimeout(context.WithoutCancel(ctx), batchTimeout)
-		head, err = s.commit(batchCtx, head, batch)
+		head, err = s.commit(batchCtx, head, page)
 		cancelBatch()
 		if err != nil {
 			return committed, err
 		}
-		committed = committed || len(batch) > 0
+		committed = committed || len(page) > 0
+		if len(page) == s.opts.BatchSize {
+			continue // behind: read on at once
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(s.opts.Linger):
+		}
 	}
+	return committed, ctx.Err()
 }
 
 // commit chains the batch and takes a seal when one is due, in one
 // transaction: a crash loses the whole batch or nothing, and the next
-// leader resumes from the last committed link.
+// leader resumes from the last committed link. The commit does not wait
+// for the WAL flush (synchronous_commit off): links and seals are derived
+// from the log alone, so a batch lost in a crash is chained again to the
+// very same hashes, and a seal someone copied before the crash still
+// verifies.
 func (s *Sealer) commit(ctx context.Context, head chainHead, batch []events.RecordedEvent) (chainHead, error) {
 	next, rows, err := link(head, batch)
 	if err != nil {
@@ -169,6 +185,9 @@ func (s *Sealer) commit(ctx context.Context, head chainHead, batch []events.Reco
 		return head, nil
 	}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+			return err
+		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"public", "audit_chain"},
 			[]string{"seq", "position", "event_id", "chain"}, pgx.CopyFromRows(rows)); err != nil {
 			return fmt.Errorf("write chain links: %w", err)

@@ -91,6 +91,7 @@ func runService(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.ServiceBin, "service-bin", "", "a built invoicing binary to use instead of go build")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work directory (service log, pgbench logs)")
 	fs.StringVar(&cfg.DBParams, "db-params", "", "query parameters added to the service's DATABASE_URL, e.g. pool_max_conns=16 (default none: the service's own pool size)")
+	fs.Var((*settings)(&cfg.ServiceEnv), "service-env", "an extra KEY=VALUE setting of serve, e.g. AUDIT_SEALER=off (repeatable)")
 	fs.Var(&pg, "pg", "extra PostgreSQL setting name=value (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
