@@ -51,34 +51,53 @@ func tryLead(ctx context.Context, pool *pgxpool.Pool, name string) (*pgx.Conn, e
 	return conn, nil
 }
 
-// retryLoop calls lead until ctx ends: at once after a stand-by poll while
-// another process leads, and after an exponential backoff when it fails.
-// The backoff starts over once lead committed something: a failure after a
-// stretch of work (the database restarting, say) is retried at once, not
-// after the delay a previous outage had grown to.
-type retryLoop struct {
-	minBackoff, maxBackoff, standbyPoll time.Duration
-	logger                              *slog.Logger
-	setState                            func(err error) // nil err: healthy (leading or standing by)
+// Retry tunes how a leader (a projection runner, the sealer) retries; the
+// zero value is fine.
+type Retry struct {
+	MinBackoff time.Duration // first retry delay after a failure (default 100 ms)
+	// MaxBackoff is the longest retry delay (default 500 ms): short, so that
+	// a leader resumes within a second of the database accepting
+	// connections again; a failing attempt costs one connection attempt,
+	// which a recovering server can afford.
+	MaxBackoff  time.Duration
+	StandbyPoll time.Duration // how often a standby tries the lock (default 1 s)
 }
 
-func (l retryLoop) run(ctx context.Context, lead func(context.Context) (committed bool, err error)) {
-	backoff := l.minBackoff
+func (r *Retry) defaults() {
+	if r.MinBackoff <= 0 {
+		r.MinBackoff = 100 * time.Millisecond
+	}
+	if r.MaxBackoff <= 0 {
+		r.MaxBackoff = 500 * time.Millisecond
+	}
+	if r.StandbyPoll <= 0 {
+		r.StandbyPoll = time.Second
+	}
+}
+
+// run calls lead until ctx ends: again after a stand-by poll while another
+// process leads, and after an exponential backoff when it fails, reporting
+// each outcome to setState (nil: healthy, leading or standing by). The
+// backoff starts over once lead committed something: a failure after a
+// stretch of work (the database restarting, say) is retried at once, not
+// after the delay a previous outage had grown to.
+func (r Retry) run(ctx context.Context, logger *slog.Logger, setState func(error), lead func(context.Context) (committed bool, err error)) {
+	backoff := r.MinBackoff
 	for ctx.Err() == nil {
 		committed, err := lead(ctx)
 		if committed {
-			backoff = l.minBackoff
+			backoff = r.MinBackoff
 		}
-		wait := l.standbyPoll
+		wait := r.StandbyPoll
 		switch {
 		case ctx.Err() != nil:
 			return
 		case errors.Is(err, errNotLeader):
-			l.setState(nil)
+			setState(nil)
 		default:
-			l.setState(err)
-			l.logger.Error("failed; restarting", "error", err, "backoff", backoff)
-			wait, backoff = backoff, min(backoff*2, l.maxBackoff)
+			setState(err)
+			logger.Error("failed; restarting", "error", err, "backoff", backoff)
+			wait, backoff = backoff, min(backoff*2, r.MaxBackoff)
 		}
 		select {
 		case <-ctx.Done():

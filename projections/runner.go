@@ -19,10 +19,8 @@ const batchTimeout = 30 * time.Second
 
 // RunnerOptions tune a Runner; the zero value is fine.
 type RunnerOptions struct {
-	BatchSize   int           // events per transaction while catching up (default 500)
-	MinBackoff  time.Duration // first retry delay after a failure (default 100 ms)
-	MaxBackoff  time.Duration // longest retry delay (default 500 ms)
-	StandbyPoll time.Duration // how often a standby tries the lock (default 1 s)
+	BatchSize int // events per transaction while catching up (default 500)
+	Retry         // backoff and stand-by polling
 	// Prepare runs once, holding the projection's lock, before the first
 	// batch: serve uses it to rebuild a projection whose tables are older
 	// than its code, so that only one instance rebuilds.
@@ -64,18 +62,7 @@ func (o *RunnerOptions) defaults() {
 	if o.BatchSize <= 0 {
 		o.BatchSize = 500
 	}
-	if o.MinBackoff <= 0 {
-		o.MinBackoff = 100 * time.Millisecond
-	}
-	if o.MaxBackoff <= 0 {
-		// Short, so that a projector resumes within a second of the
-		// database accepting connections again; a failing attempt costs
-		// one connection attempt, which a recovering server can afford.
-		o.MaxBackoff = 500 * time.Millisecond
-	}
-	if o.StandbyPoll <= 0 {
-		o.StandbyPoll = time.Second
-	}
+	o.Retry.defaults()
 }
 
 // Runner runs one projection: lock, checkpoint, subscription, batches.
@@ -113,14 +100,10 @@ func (r *Runner) Err() error {
 }
 
 // Run runs the projection until ctx ends, restarting after errors with
-// exponential backoff (see retryLoop) and standing by while another process
+// exponential backoff (see Retry.run) and standing by while another process
 // leads.
 func (r *Runner) Run(ctx context.Context) {
-	retryLoop{
-		minBackoff: r.opts.MinBackoff, maxBackoff: r.opts.MaxBackoff, standbyPoll: r.opts.StandbyPoll,
-		logger:   r.logger,
-		setState: func(err error) { r.setState(false, err) },
-	}.run(ctx, r.lead)
+	r.opts.Retry.run(ctx, r.logger, func(err error) { r.setState(false, err) }, r.lead)
 }
 
 func (r *Runner) setState(leading bool, err error) {

@@ -35,11 +35,9 @@ type SealerOptions struct {
 	// has caught up (default 250 ms): the chain needs no low latency, and
 	// few, larger transactions leave the database to the writes clients
 	// wait for.
-	Linger      time.Duration
-	MinBackoff  time.Duration    // first retry delay after a failure (default 100 ms)
-	MaxBackoff  time.Duration    // longest retry delay (default 500 ms)
-	StandbyPoll time.Duration    // how often a standby tries the lock (default 1 s)
-	Now         func() time.Time // the clock of seals (default time.Now)
+	Linger time.Duration
+	Retry                   // backoff and stand-by polling
+	Now    func() time.Time // the clock of seals (default time.Now)
 }
 
 func (o *SealerOptions) defaults() {
@@ -55,15 +53,7 @@ func (o *SealerOptions) defaults() {
 	if o.Linger <= 0 {
 		o.Linger = 250 * time.Millisecond
 	}
-	if o.MinBackoff <= 0 {
-		o.MinBackoff = 100 * time.Millisecond
-	}
-	if o.MaxBackoff <= 0 {
-		o.MaxBackoff = 500 * time.Millisecond
-	}
-	if o.StandbyPoll <= 0 {
-		o.StandbyPoll = time.Second
-	}
+	o.Retry.defaults()
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -104,12 +94,9 @@ func (s *Sealer) setErr(err error) {
 }
 
 // Run chains events until ctx ends, restarting after failures with
-// backoff (see retryLoop) and standing by while another instance leads.
+// backoff (see Retry.run) and standing by while another instance leads.
 func (s *Sealer) Run(ctx context.Context) {
-	retryLoop{
-		minBackoff: s.opts.MinBackoff, maxBackoff: s.opts.MaxBackoff, standbyPoll: s.opts.StandbyPoll,
-		logger: s.logger, setState: s.setErr,
-	}.run(ctx, s.lead)
+	s.opts.Retry.run(ctx, s.logger, s.setErr, s.lead)
 }
 
 // chainHead is the last chained event and the last seal.

@@ -219,7 +219,7 @@ func TestTheSealerResumesAfterACrashMidSealWithoutAGap(t *testing.T) {
 		CREATE TRIGGER crash_seal BEFORE INSERT ON audit_seals FOR EACH ROW EXECUTE FUNCTION crash_seal();`); err != nil {
 		t.Fatal(err)
 	}
-	stop := runSealer(t, e, SealerOptions{SealEvery: 5, Key: testSealKey, MinBackoff: 5 * time.Millisecond})
+	stop := runSealer(t, e, SealerOptions{SealEvery: 5, Key: testSealKey, Retry: Retry{MinBackoff: 5 * time.Millisecond}})
 	appendCompanies(t, e.store, 12)
 	time.Sleep(300 * time.Millisecond) // several failed attempts
 	stop()
