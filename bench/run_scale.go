@@ -57,23 +57,11 @@ func RunScaleBench(ctx context.Context, cfg ScaleConfig) (err error) {
 	fmt.Fprintf(out, "make bench-scale: %d invoices (%d in the big company), %d companies, %d customers, %d events; started %s\n",
 		cfg.Invoices, ds.BigInvoices(), cfg.Companies, cfg.Customers, total, time.Now().UTC().Format(time.RFC3339))
 	fmt.Fprintf(out, "machine: %s\n", Machine())
-	work, err := os.MkdirTemp("", "invoicing-bench-scale-")
+	work, bin, cleanup, err := workDir(ctx, out, "invoicing-bench-scale-", cfg.Repo, cfg.ServiceBin, cfg.Keep)
 	if err != nil {
 		return err
 	}
-	if cfg.Keep {
-		fmt.Fprintf(out, "work directory (kept): %s\n", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
-	bin := cfg.ServiceBin
-	if bin == "" {
-		bin = filepath.Join(work, "invoicing")
-		fmt.Fprintf(out, "building ./cmd/invoicing from %s ...\n", SourceVersion(ctx, cfg.Repo))
-		if err := BuildService(ctx, cfg.Repo, bin); err != nil {
-			return err
-		}
-	}
+	defer cleanup()
 	pg, err := startPostgres(out, cfg.PgSettings)
 	if err != nil {
 		return err

@@ -62,24 +62,11 @@ func RunServiceBench(ctx context.Context, cfg ServiceBenchConfig) (err error) {
 	out := cfg.Out
 	fmt.Fprintf(out, "make bench: %d clients, %s per phase (warm-up %s), started %s\n", cfg.Clients, cfg.Duration, cfg.Warmup, time.Now().UTC().Format(time.RFC3339))
 	fmt.Fprintf(out, "machine: %s\n", Machine())
-	work, err := os.MkdirTemp("", "invoicing-bench-")
+	work, bin, cleanup, err := workDir(ctx, out, "invoicing-bench-", cfg.Repo, cfg.ServiceBin, cfg.Keep)
 	if err != nil {
 		return err
 	}
-	if cfg.Keep {
-		fmt.Fprintf(out, "work directory (kept): %s\n", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
-
-	bin := cfg.ServiceBin
-	if bin == "" {
-		bin = filepath.Join(work, "invoicing")
-		fmt.Fprintf(out, "building ./cmd/invoicing from %s ...\n", SourceVersion(ctx, cfg.Repo))
-		if err := BuildService(ctx, cfg.Repo, bin); err != nil {
-			return err
-		}
-	}
+	defer cleanup()
 
 	settings := cfg.PgSettings
 	if cfg.StatsTop > 0 {

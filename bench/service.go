@@ -12,11 +12,36 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
 	"time"
 )
+
+// workDir makes a run's work directory and the service binary in it (or
+// takes bin when given). cleanup removes the directory unless keep.
+func workDir(ctx context.Context, out io.Writer, prefix, repo, bin string, keep bool) (work, service string, cleanup func(), err error) {
+	work, err = os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(work) }
+	if keep {
+		fmt.Fprintf(out, "work directory (kept): %s\n", work)
+		cleanup = func() {}
+	}
+	if bin != "" {
+		return work, bin, cleanup, nil
+	}
+	service = filepath.Join(work, "invoicing")
+	fmt.Fprintf(out, "building ./cmd/invoicing from %s ...\n", SourceVersion(ctx, repo))
+	if err := BuildService(ctx, repo, service); err != nil {
+		cleanup()
+		return "", "", nil, err
+	}
+	return work, service, cleanup, nil
+}
 
 // BuildService compiles the service from the module at repo into out.
 func BuildService(ctx context.Context, repo, out string) error {
