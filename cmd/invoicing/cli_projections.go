@@ -59,15 +59,24 @@ then. An interrupted rebuild resumes. Without names it rebuilds every
 projection. Progress goes to standard error.`,
 		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: completeProjectionNames,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			selected, err := selectProjections(args)
-			if err != nil {
-				return usageError(cmd, err)
-			}
-			return withDatabases(cmd.Context(), c.getenv, func(pool *pgxpool.Pool, store events.Store) error {
-				return rebuild(cmd.Context(), pool, store, selected, cmd.ErrOrStderr())
-			})
-		},
+		RunE: onSelectedProjections(c, func(cmd *cobra.Command, pool *pgxpool.Pool, store events.Store, selected []projections.Projection) error {
+			return rebuild(cmd.Context(), pool, store, selected, cmd.ErrOrStderr())
+		}),
+	}
+}
+
+// onSelectedProjections runs act on the projections named by the
+// arguments (all when none), with the databases open; an unknown name is a
+// usage error.
+func onSelectedProjections(c *cli, act func(*cobra.Command, *pgxpool.Pool, events.Store, []projections.Projection) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		selected, err := selectProjections(args)
+		if err != nil {
+			return usageError(cmd, err)
+		}
+		return withDatabases(cmd.Context(), c.getenv, func(pool *pgxpool.Pool, store events.Store) error {
+			return act(cmd, pool, store, selected)
+		})
 	}
 }
 
@@ -81,15 +90,9 @@ fails. It prints what it applied and what is still quarantined, and exits 1
 while anything is. Without names it retries every projection.`,
 		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: completeProjectionNames,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			selected, err := selectProjections(args)
-			if err != nil {
-				return usageError(cmd, err)
-			}
-			return withDatabases(cmd.Context(), c.getenv, func(pool *pgxpool.Pool, store events.Store) error {
-				return retryQuarantined(cmd.Context(), pool, store, selected, cmd.OutOrStdout())
-			})
-		},
+		RunE: onSelectedProjections(c, func(cmd *cobra.Command, pool *pgxpool.Pool, store events.Store, selected []projections.Projection) error {
+			return retryQuarantined(cmd.Context(), pool, store, selected, cmd.OutOrStdout())
+		}),
 	}
 }
 
