@@ -87,6 +87,23 @@ func (s *Store) Ping(ctx context.Context) error {
 	return s.pool.Ping(ctx)
 }
 
+// appendSQL appends a stream's events in one statement, and so in one
+// round trip and one implicit transaction: the revisions follow the
+// stream's head, and nothing is written unless the head is where the caller
+// expects it ($2: -1 for no stream). A concurrent writer that reads the same
+// head is stopped by the unique constraint on (stream_name,
+// stream_revision). The statement is the transaction's only write, so
+// tx_id is taken as its rows are written (see order.go).
+const appendSQL = `
+WITH head AS (
+	SELECT coalesce(max(stream_revision), -1) AS last FROM events WHERE stream_name = $1
+)
+INSERT INTO events (event_id, stream_name, stream_revision, event_type, data, metadata)
+SELECT e.id, $1, head.last + e.n, e.type, e.data::json, e.metadata::json
+FROM head, unnest($3::uuid[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS e(id, type, data, metadata, n)
+WHERE head.last = $2
+RETURNING global_position, tx_id::text, stream_revision`
+
 // Append implements events.Store.
 func (s *Store) Append(ctx context.Context, stream string, expected events.ExpectedRevision, evs ...events.EventData) (events.AppendResult, error) {
 	if !expected.Valid() {
@@ -95,67 +112,52 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	if len(evs) == 0 {
 		return events.AppendResult{}, errors.New("pgstore: append: no events")
 	}
-	var res events.AppendResult
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		first, err := firstRevision(ctx, tx, stream, expected)
-		if err != nil {
-			return err
-		}
-		for i, ev := range evs {
-			res, err = insertEvent(ctx, tx, stream, first+uint64(i), ev)
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-			return events.AppendResult{}, fmt.Errorf("pgstore: append to %s expecting %s: %w", stream, expected, events.ErrWrongExpectedRevision)
-		}
+	res, n, err := s.insert(ctx, stream, expected, evs)
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == "23505", err == nil && n == 0:
+		return events.AppendResult{}, fmt.Errorf("pgstore: append to %s expecting %s: %w", stream, expected, events.ErrWrongExpectedRevision)
+	case err != nil:
 		return events.AppendResult{}, fmt.Errorf("pgstore: append to %s: %w", stream, unavailable(err))
 	}
 	s.committed()
 	return res, nil
 }
 
-// firstRevision returns the revision the first appended event takes, or a
-// conflict when the stream is not where the caller expects it. A concurrent
-// writer that passes this check too is stopped by the unique constraint on
-// (stream_name, stream_revision).
-func firstRevision(ctx context.Context, tx pgx.Tx, stream string, expected events.ExpectedRevision) (uint64, error) {
-	if expected.IsNoStream() {
-		return 0, nil
+// insert runs appendSQL; n is how many events it wrote (0 or all) and res
+// describes the last.
+func (s *Store) insert(ctx context.Context, stream string, expected events.ExpectedRevision, evs []events.EventData) (res events.AppendResult, n int, err error) {
+	head := int64(-1)
+	if !expected.IsNoStream() {
+		head = int64(expected.Revision())
 	}
-	var last *int64
-	err := tx.QueryRow(ctx, `SELECT max(stream_revision) FROM events WHERE stream_name = $1`, stream).Scan(&last)
+	ids := make([]uuid.UUID, len(evs))
+	types, data, md := make([]string, len(evs)), make([]string, len(evs)), make([]string, len(evs))
+	for i, ev := range evs {
+		ids[i], types[i], data[i], md[i] = uuid.UUID(ev.ID), ev.Type, string(ev.Data), metadataOrEmpty(ev.Metadata)
+	}
+	rows, err := s.pool.Query(ctx, appendSQL, stream, head, ids, types, data, md)
 	if err != nil {
-		return 0, err
+		return res, 0, err
 	}
-	if last == nil || uint64(*last) != expected.Revision() {
-		return 0, fmt.Errorf("pgstore: append to %s expecting %s: %w", stream, expected, events.ErrWrongExpectedRevision)
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			gp, rev int64
+			txID    string
+		)
+		if err := rows.Scan(&gp, &txID, &rev); err != nil {
+			return res, 0, err
+		}
+		pos, err := position(txID, gp)
+		if err != nil {
+			return res, 0, err
+		}
+		if n++; pos.Compare(res.Position) > 0 {
+			res = events.AppendResult{NextRevision: uint64(rev), Position: pos}
+		}
 	}
-	return expected.Revision() + 1, nil
-}
-
-func insertEvent(ctx context.Context, tx pgx.Tx, stream string, revision uint64, ev events.EventData) (events.AppendResult, error) {
-	var gp int64
-	var txID string
-	err := tx.QueryRow(ctx, `
-		INSERT INTO events (event_id, stream_name, stream_revision, event_type, data, metadata)
-		VALUES ($1, $2, $3, $4, $5, $6)
-		RETURNING global_position, tx_id::text`,
-		uuid.UUID(ev.ID), stream, int64(revision), ev.Type, string(ev.Data), metadataOrEmpty(ev.Metadata),
-	).Scan(&gp, &txID)
-	if err != nil {
-		return events.AppendResult{}, err
-	}
-	pos, err := position(txID, gp)
-	if err != nil {
-		return events.AppendResult{}, err
-	}
-	return events.AppendResult{NextRevision: revision, Position: pos}, nil
+	return res, n, rows.Err()
 }
 
 func metadataOrEmpty(m []byte) string {
