@@ -8,14 +8,17 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/multitracer"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/events/pgstore"
+	"github.com/invoicing/invoicing/internal/pgerr"
 	"github.com/invoicing/invoicing/projections"
 	"github.com/invoicing/invoicing/query"
 	"github.com/invoicing/invoicing/transport"
@@ -128,6 +131,14 @@ func migrateReadModels(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
+// DefaultPoolMaxConns is the pool size unless DATABASE_URL sets
+// pool_max_conns. pgx's own default, max(4, cores), made creates wait for a
+// connection most of their time (issue 10): a create takes several short
+// turns at the pool, and the projectors, the listener and the sealer hold
+// connections too. PostgreSQL's default max_connections is 100, so two
+// instances and the CLI still fit.
+const DefaultPoolMaxConns = 32
+
 func openPool(ctx context.Context, url string, options ...func(*pgxpool.Config)) (*pgxpool.Pool, error) {
 	pcfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -136,13 +147,23 @@ func openPool(ctx context.Context, url string, options ...func(*pgxpool.Config))
 	// An idle open transaction holds back every projector (see
 	// events/pgstore/order.go); none of ours stays open, so cut any that does.
 	pcfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = "30000"
+	if !strings.Contains(url, "pool_max_conns") {
+		pcfg.MaxConns = DefaultPoolMaxConns
+	}
 	for _, o := range options {
 		o(pcfg)
+	}
+	reset := &pgerr.OutageReset{}
+	if pcfg.ConnConfig.Tracer == nil {
+		pcfg.ConnConfig.Tracer = reset
+	} else {
+		pcfg.ConnConfig.Tracer = multitracer.New(pcfg.ConnConfig.Tracer, reset)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
 	}
+	reset.Attach(pool)
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := pool.Ping(pingCtx); err != nil {

@@ -1,0 +1,63 @@
+package pgerr
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// OutageReset empties a pool of its connections once a statement fails
+// because the server went away. A restarted PostgreSQL leaves every pooled
+// connection dead, and pgx finds out only by using each one (it pings only
+// connections idle for over a second): without the reset, each of them
+// would fail one more request after the server is back.
+//
+// It is a pgx tracer (ConnConfig.Tracer); Attach gives it the pool once the
+// pool exists.
+type OutageReset struct {
+	pool    atomic.Pointer[pgxpool.Pool]
+	pending atomic.Bool
+}
+
+// Attach sets the pool to reset.
+func (o *OutageReset) Attach(pool *pgxpool.Pool) { o.pool.Store(pool) }
+
+// TraceQueryStart implements pgx.QueryTracer.
+func (o *OutageReset) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	return ctx
+}
+
+// TraceQueryEnd implements pgx.QueryTracer.
+func (o *OutageReset) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryEndData) {
+	o.failed(ctx, data.Err)
+}
+
+// TraceBatchStart implements pgx.BatchTracer.
+func (o *OutageReset) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+// TraceBatchQuery implements pgx.BatchTracer.
+func (o *OutageReset) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+// TraceBatchEnd implements pgx.BatchTracer.
+func (o *OutageReset) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchEndData) {
+	o.failed(ctx, data.Err)
+}
+
+// failed resets the pool, off the failing goroutine (which still holds its
+// connection), when err says the server is gone. A statement its caller
+// cancelled says nothing about the server.
+func (o *OutageReset) failed(ctx context.Context, err error) {
+	if ctx.Err() != nil || !Unavailable(err) || !o.pending.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer o.pending.Store(false)
+		if pool := o.pool.Load(); pool != nil {
+			pool.Reset()
+		}
+	}()
+}
