@@ -71,15 +71,14 @@ func (h *Handler) CreateCompany(ctx context.Context, req Request, body map[strin
 	if err != nil {
 		return out, err
 	}
-	build := func() (string, any, error) {
+	build := func() (string, events.CompanyCreated, error) {
 		id, err := h.newID()
 		if err != nil {
-			return "", nil, err
+			return "", events.CompanyCreated{}, err
 		}
 		return events.TypeCompanyCreated, in.event(id, req.Actor.AccountID, h.now()), nil
 	}
-	out.Replayed, err = h.create(ctx, req, opCreateCompany, "", fp, build, &out.Value)
-	return out, err
+	return create(ctx, h, req, opCreateCompany, "", fp, build)
 }
 
 func (in CreateCompany) event(id, accountID string, now time.Time) events.CompanyCreated {

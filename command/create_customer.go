@@ -57,15 +57,14 @@ func (h *Handler) CreateCustomer(ctx context.Context, req Request, companyID str
 	if err != nil {
 		return out, err
 	}
-	build := func() (string, any, error) {
+	build := func() (string, events.CustomerCreated, error) {
 		id, err := h.newID()
 		if err != nil {
-			return "", nil, err
+			return "", events.CustomerCreated{}, err
 		}
 		return events.TypeCustomerCreated, in.event(id, companyID, req.Actor.AccountID, h.now()), nil
 	}
-	out.Replayed, err = h.create(ctx, req, opCreateCustomer, companyID, fp, build, &out.Value)
-	return out, err
+	return create(ctx, h, req, opCreateCustomer, companyID, fp, build)
 }
 
 func (in CreateCustomer) event(id, companyID, accountID string, now time.Time) events.CustomerCreated {

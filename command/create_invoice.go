@@ -41,16 +41,15 @@ func (h *Handler) CreateInvoice(ctx context.Context, req Request, companyID stri
 	if err != nil {
 		return out, err
 	}
-	build := func() (string, any, error) {
+	build := func() (string, events.InvoiceDrafted, error) {
 		id, err := h.newID()
 		if err != nil {
-			return "", nil, err
+			return "", events.InvoiceDrafted{}, err
 		}
 		draft.InvoiceID, draft.AccountID, draft.CreatedAt = id, req.Actor.AccountID, h.now()
 		return events.TypeInvoiceDrafted, draft, nil
 	}
-	out.Replayed, err = h.create(ctx, req, opCreateInvoice, companyID, fp, build, &out.Value)
-	return out, err
+	return create(ctx, h, req, opCreateInvoice, companyID, fp, build)
 }
 
 // draft applies the company's defaults, takes the snapshots and computes the

@@ -44,10 +44,11 @@ type Result[T any] struct {
 	Replayed bool
 }
 
-// Waiter blocks until the read models have applied the event at a position,
-// so that a GET right after a 201 finds the resource.
+// Waiter blocks until the read models that show events of eventType have
+// applied the event at pos, so that a GET right after a 201 finds the
+// resource.
 type Waiter interface {
-	WaitFor(ctx context.Context, pos events.Position) error
+	WaitFor(ctx context.Context, pos events.Position, eventType string) error
 }
 
 // Config holds a Handler's collaborators.
@@ -122,32 +123,31 @@ func fingerprint(op operation, scope string, input any) (string, error) {
 // create appends the one event of a create to its idempotency stream, or
 // replays what an earlier request with the same key and meaning created.
 // It appends first and reads only on conflict: new keys, the common case,
-// cost one round trip. The stored or new event's data is decoded into into.
-func (h *Handler) create(ctx context.Context, req Request, op operation, scope, fp string, build func() (string, any, error), into any) (replayed bool, err error) {
+// cost one round trip. The answer is the payload build made, as the event
+// records it; a replay decodes the stored event.
+func create[T any](ctx context.Context, h *Handler, req Request, op operation, scope, fp string, build func() (string, T, error)) (Result[T], error) {
 	stream := events.StreamName(op.kind, req.Actor.AccountID, op.name, scope, req.IdempotencyKey)
 	eventType, payload, err := build()
 	if err != nil {
-		return false, err
+		return Result[T]{}, err
 	}
 	ev, err := h.eventData(stream, eventType, payload, req, fp)
 	if err != nil {
-		return false, err
+		return Result[T]{}, err
 	}
 	res, err := h.cfg.Store.Append(ctx, stream, events.NoStream(), ev)
 	if errors.Is(err, events.ErrWrongExpectedRevision) {
 		// An earlier or concurrent request with the same key won.
-		if done, err := h.replay(ctx, stream, fp, into); done || err != nil {
-			return done, err
+		out := Result[T]{Replayed: true}
+		if done, err := h.replay(ctx, stream, fp, &out.Value); done || err != nil {
+			return out, err
 		}
-		return false, fmt.Errorf("stream %s exists but cannot be read back", stream)
+		return Result[T]{}, fmt.Errorf("stream %s exists but cannot be read back", stream)
 	}
 	if err != nil {
-		return false, fmt.Errorf("append: %w", err)
+		return Result[T]{}, fmt.Errorf("append: %w", err)
 	}
-	if err := json.Unmarshal(ev.Data, into); err != nil {
-		return false, fmt.Errorf("decode own event: %w", err)
-	}
-	return false, h.waitForReadModels(ctx, res.Position)
+	return Result[T]{Value: payload}, h.waitForReadModels(ctx, res.Position, eventType)
 }
 
 func (h *Handler) eventData(stream, eventType string, payload any, req Request, fp string) (events.EventData, error) {
@@ -206,15 +206,15 @@ func (h *Handler) replay(ctx context.Context, stream, fp string, into any) (bool
 	if err := json.Unmarshal(evs[0].Data, into); err != nil {
 		return false, fmt.Errorf("decode %s: %w", stream, err)
 	}
-	return true, h.waitForReadModels(ctx, evs[0].Position)
+	return true, h.waitForReadModels(ctx, evs[0].Position, evs[0].Type)
 }
 
 // waitForReadModels keeps the promise that a success means readable: it
 // returns ErrNotYetReadable unless the read models confirm pos in time.
-func (h *Handler) waitForReadModels(ctx context.Context, pos events.Position) error {
+func (h *Handler) waitForReadModels(ctx context.Context, pos events.Position, eventType string) error {
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.WaitTimeout)
 	defer cancel()
-	if err := h.cfg.Waiter.WaitFor(ctx, pos); err != nil {
+	if err := h.cfg.Waiter.WaitFor(ctx, pos, eventType); err != nil {
 		h.cfg.Logger.Warn("a create is stored but the read models did not confirm it; asking the client to retry",
 			"position", pos.String(), "error", err)
 		return fmt.Errorf("%w (event at %s): %w", ErrNotYetReadable, pos, err)

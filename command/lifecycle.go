@@ -65,7 +65,7 @@ func (h *Handler) change(ctx context.Context, lc lifecycle, decide func(events.I
 			return Result[events.Invoice]{}, err
 		}
 		if done {
-			return Result[events.Invoice]{Value: inv, Replayed: !appended}, h.waitForReadModels(ctx, at)
+			return Result[events.Invoice]{Value: inv, Replayed: !appended}, h.waitForReadModels(ctx, at.Position, at.Type)
 		}
 		ev, err := decide(inv)
 		if errors.Is(err, errStale) {
@@ -85,9 +85,9 @@ func (h *Handler) change(ctx context.Context, lc lifecycle, decide func(events.I
 
 // current folds the invoice's stream. done reports that this request's
 // event is already there: inv is then the invoice as that event left it,
-// and at is its position. The same key with another request is
+// and at is that event. The same key with another request is
 // ErrIdempotencyKeyReused.
-func (h *Handler) current(ctx context.Context, lc lifecycle) (inv events.Invoice, at events.Position, done bool, err error) {
+func (h *Handler) current(ctx context.Context, lc lifecycle) (inv events.Invoice, at events.RecordedEvent, done bool, err error) {
 	evs, err := h.cfg.Store.ReadStream(ctx, lc.stream)
 	if err != nil {
 		return inv, at, false, fmt.Errorf("read invoice %s: %w", lc.invoiceID, err)
@@ -104,7 +104,7 @@ func (h *Handler) current(ctx context.Context, lc lifecycle) (inv events.Invoice
 			return inv, at, false, ErrIdempotencyKeyReused
 		}
 		inv, err = events.FoldInvoice(evs[:i+1])
-		return inv, evs[i].Position, true, err
+		return inv, evs[i], true, err
 	}
 	inv, err = events.FoldInvoice(evs)
 	return inv, at, false, err

@@ -88,22 +88,30 @@ func (g *Group) QuarantineCount(ctx context.Context) (int64, error) {
 	return countQuarantine(ctx, g.pool, g.names)
 }
 
-// waitPoll bounds how long WaitFor sleeps between checkpoint reads when the
-// projections run in another process and no local commit wakes it, or when
-// the database does not answer.
+// waitPoll bounds how long WaitFor sleeps between checks when no local
+// commit wakes it: the projections run in another process, or the database
+// does not answer.
 const waitPoll = 20 * time.Millisecond
 
-// WaitFor blocks until every projection's checkpoint has reached pos, or
-// ctx ends (ErrWaitTimeout). It reads the checkpoints from the database, so
-// it works whichever instance runs the projections. It returns an error
-// wrapping ErrQuarantined as soon as a projection has quarantined the event
-// at pos. When the database does not answer it keeps trying until ctx ends,
-// and the ErrWaitTimeout then wraps the last error too.
-func (g *Group) WaitFor(ctx context.Context, pos events.Position) error {
+// WaitFor blocks until every projection that handles eventType has applied
+// the event at pos, or ctx ends (ErrWaitTimeout). It returns an error
+// wrapping ErrQuarantined as soon as one of them has quarantined it.
+//
+// When this process leads those projections, their runners' memory answers
+// and every local commit wakes the waiters: no query. Otherwise (another
+// instance leads, or a quarantine is known) it reads the checkpoints from
+// the database, which works whichever instance runs the projections. When
+// the database does not answer it keeps trying until ctx ends, and the
+// ErrWaitTimeout then wraps the last error too.
+func (g *Group) WaitFor(ctx context.Context, pos events.Position, eventType string) error {
+	runners := g.handling(eventType)
 	var lastErr error
 	for {
 		woken := g.progressed()
-		done, err := g.reached(ctx, pos)
+		done, err := g.reachedLocally(runners, pos), error(nil)
+		if !done && !g.allLocal(runners) {
+			done, err = g.reached(ctx, pos, names(runners))
+		}
 		switch {
 		case errors.Is(err, ErrQuarantined):
 			return err
@@ -121,6 +129,46 @@ func (g *Group) WaitFor(ctx context.Context, pos events.Position) error {
 	}
 }
 
+// handling returns the runners of the projections that handle eventType.
+func (g *Group) handling(eventType string) []*Runner {
+	var out []*Runner
+	for _, r := range g.runners {
+		if r.proj.Handles(eventType) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (g *Group) reachedLocally(runners []*Runner, pos events.Position) bool {
+	for _, r := range runners {
+		if !r.appliedLocally(pos) {
+			return false
+		}
+	}
+	return true
+}
+
+// allLocal reports whether this process leads every one of runners, with
+// no known quarantine: then only a local commit can move them, and waiting
+// for one needs no query.
+func (g *Group) allLocal(runners []*Runner) bool {
+	for _, r := range runners {
+		if !r.appliedLocally(events.Position{}) {
+			return false
+		}
+	}
+	return true
+}
+
+func names(runners []*Runner) []string {
+	out := make([]string, len(runners))
+	for i, r := range runners {
+		out[i] = r.proj.Name()
+	}
+	return out
+}
+
 func waitTimeout(ctx context.Context, pos events.Position, lastErr error) error {
 	if lastErr == nil {
 		return fmt.Errorf("%w (waiting for %s): %w", ErrWaitTimeout, pos, ctx.Err())
@@ -135,8 +183,8 @@ const reachedSQL = `
 		SELECT 1 FROM public.projection_quarantine q WHERE q.name = c.name AND q.position = $2)
 	FROM public.projection_checkpoints c WHERE c.name = ANY($1)`
 
-func (g *Group) reached(ctx context.Context, pos events.Position) (bool, error) {
-	rows, err := g.pool.Query(ctx, reachedSQL, g.names, pos.String())
+func (g *Group) reached(ctx context.Context, pos events.Position, names []string) (bool, error) {
+	rows, err := g.pool.Query(ctx, reachedSQL, names, pos.String())
 	if err != nil {
 		return false, fmt.Errorf("read checkpoints: %w", err)
 	}
@@ -163,7 +211,7 @@ func (g *Group) reached(ctx context.Context, pos events.Position) (bool, error) 
 	if err := rows.Err(); err != nil {
 		return false, fmt.Errorf("read checkpoints: %w", err)
 	}
-	return seen == len(g.names) && !behind, nil
+	return seen == len(names) && !behind, nil
 }
 
 // Checkpoint is a projection's committed position and how many events it

@@ -108,14 +108,17 @@ func (r Retry) run(ctx context.Context, logger *slog.Logger, setState func(error
 }
 
 // nextBatch blocks for one event, then takes whatever else is already
-// waiting, up to size; ok is false when the subscription or ctx ended.
-func nextBatch(ctx context.Context, sub events.Subscription, size int) (batch []events.RecordedEvent, ok bool) {
+// waiting, up to size; ok is false when the subscription or ctx ended. It
+// returns no batch, ok, when timeout fires first.
+func nextBatch(ctx context.Context, sub events.Subscription, size int, timeout <-chan time.Time) (batch []events.RecordedEvent, ok bool) {
 	select {
 	case ev, open := <-sub.Events():
 		if !open {
 			return nil, false
 		}
 		batch = append(batch, ev)
+	case <-timeout:
+		return nil, true
 	case <-ctx.Done():
 		return nil, false
 	}

@@ -48,11 +48,32 @@ type Projection interface {
 	// Apply must be deterministic and use unqualified table names: rebuilds
 	// run it against a shadow schema.
 	Apply(ev events.RecordedEvent, batch *pgx.Batch) error
+	// Handles reports whether Apply writes anything for events of the type.
+	// A runner commits a batch of events it does not handle only now and
+	// then (checkpointEvery), and a writer waits only for the projections
+	// that handle its event (Group.WaitFor).
+	Handles(eventType string) bool
 }
 
 // All returns every projection of the service, in the order they run.
 func All() []Projection {
 	return []Projection{Companies{}, Customers{}, Invoices{}}
+}
+
+// Handles implements Projection: the events each of the service's
+// projections writes rows for.
+func (Companies) Handles(eventType string) bool { return eventType == events.TypeCompanyCreated }
+
+// Handles implements Projection.
+func (Customers) Handles(eventType string) bool { return eventType == events.TypeCustomerCreated }
+
+// Handles implements Projection.
+func (Invoices) Handles(eventType string) bool {
+	switch eventType {
+	case events.TypeInvoiceDrafted, events.TypeInvoiceIssued, events.TypeInvoiceVoided:
+		return true
+	}
+	return false
 }
 
 // Migrate creates the projections' bookkeeping tables.

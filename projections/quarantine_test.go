@@ -44,6 +44,8 @@ func (*ledger) Schema() string {
 	return `CREATE TABLE ledger (seq bigserial PRIMARY KEY, stream_name text NOT NULL, revision bigint NOT NULL)`
 }
 
+func (*ledger) Handles(string) bool { return true }
+
 func (l *ledger) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
 	var f ledgerFault
 	if err := json.Unmarshal(ev.Data, &f); err != nil {
@@ -148,11 +150,17 @@ func startGroup(t *testing.T, e env, opts RunnerOptions, projs ...Projection) *G
 	return g
 }
 
-// waitFor is g.WaitFor with a generous deadline.
+// waitFor is g.WaitFor of every event type, with a generous deadline: every
+// projection of g has passed pos, applying or quarantining the event there.
 func waitFor(g *Group, pos events.Position) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	return g.WaitFor(ctx, pos)
+	for _, typ := range events.Types {
+		if err := g.WaitFor(ctx, pos, typ); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func mustReach(t *testing.T, g *Group, pos events.Position) {
@@ -525,7 +533,7 @@ func TestProjectorsAndWaitsOutlastADatabaseOutage(t *testing.T) {
 	srv.StopImmediate()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	start := time.Now()
-	err := g.WaitFor(ctx, before)
+	err := g.WaitFor(ctx, before, events.TypeCompanyCreated)
 	cancel()
 	if !errors.Is(err, ErrWaitTimeout) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "last error") {
 		t.Errorf("WaitFor while the database is down = %v; want ErrWaitTimeout with the last error", err)
@@ -544,7 +552,7 @@ func TestProjectorsAndWaitsOutlastADatabaseOutage(t *testing.T) {
 	after := appendCompanies(t, e.store, 1)
 	ctx, cancel = context.WithDeadline(context.Background(), accepted.Add(time.Second))
 	defer cancel()
-	if err := g.WaitFor(ctx, after); err != nil {
+	if err := g.WaitFor(ctx, after, events.TypeCompanyCreated); err != nil {
 		t.Fatalf("the projector had not resumed a second after the database accepted connections: %v", err)
 	}
 	t.Logf("an event appended after the restart was projected %v after the database accepted connections", time.Since(accepted).Round(time.Millisecond))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -77,6 +78,11 @@ type Runner struct {
 	leading  bool
 	lastErr  error
 	prepared bool
+	// applied is, while leading, the position up to which every event this
+	// projection handles is committed; quarantined tells whether the
+	// leading session knows of quarantined events (see Group.WaitFor).
+	applied     events.Position
+	quarantined bool
 }
 
 // NewRunner returns a runner of proj that reads store and writes to pool.
@@ -104,6 +110,21 @@ func (r *Runner) Err() error {
 // leads.
 func (r *Runner) Run(ctx context.Context) {
 	r.opts.Retry.run(ctx, r.logger, func(err error) { r.setState(false, err) }, r.lead)
+}
+
+func (r *Runner) setApplied(pos events.Position, quarantined bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.applied, r.quarantined = pos, quarantined
+}
+
+// appliedLocally reports whether this process leads the projection and has
+// committed every event it handles up to pos, none of them quarantined as
+// far as it knows; false means "ask the database".
+func (r *Runner) appliedLocally(pos events.Position) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.leading && !r.quarantined && r.applied.Compare(pos) >= 0
 }
 
 func (r *Runner) setState(leading bool, err error) {
@@ -136,11 +157,23 @@ func (r *Runner) lead(ctx context.Context) (committed bool, err error) {
 		return false, err
 	}
 	r.setState(true, nil)
+	r.setApplied(pos, len(q.streams) > 0)
 	return r.follow(ctx, pos, q)
 }
 
+// checkpointEvery bounds how long a runner keeps its checkpoint behind
+// events it does not handle (see follow).
+const checkpointEvery = time.Second
+
 // follow applies the subscription's events in batches from pos; q is the
 // leading session's list of quarantined streams.
+//
+// A batch holding no event the projection handles is not committed at
+// once: its checkpoint moves in memory, and reaches the database with the
+// next batch that writes rows, or after checkpointEvery (idle or not).
+// Writers wait only for the projections that handle their event, so no
+// create waits for a checkpoint-only commit; and a restart re-reads at most
+// checkpointEvery worth of events this projection ignores.
 func (r *Runner) follow(ctx context.Context, pos events.Position, q *quarantine) (committed bool, err error) {
 	subCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -148,23 +181,63 @@ func (r *Runner) follow(ctx context.Context, pos events.Position, q *quarantine)
 	if err != nil {
 		return false, fmt.Errorf("subscribe from %s: %w", pos, err)
 	}
+	var skipped skippedEvents
 	for {
-		batch, ok := nextBatch(ctx, sub, r.opts.BatchSize)
+		batch, ok := nextBatch(ctx, sub, r.opts.BatchSize, skipped.flush())
 		if !ok {
 			if err := sub.Err(); err != nil {
 				return committed, fmt.Errorf("subscription: %w", err)
 			}
 			return committed, ctx.Err()
 		}
+		if batch == nil { // the flush timer: the last skipped event stands for all
+			batch = []events.RecordedEvent{skipped.last}
+		} else if !slices.ContainsFunc(batch, r.handles) && skipped.add(batch) {
+			r.setApplied(batch[len(batch)-1].Position, len(q.streams) > 0)
+			continue
+		}
 		if pos, err = r.apply(ctx, q, pos, batch); err != nil {
 			return committed, err
 		}
-		committed = true
+		committed, skipped = true, skippedEvents{}
+		r.setApplied(pos, len(q.streams) > 0)
 		observe(r.opts.Observer, r.proj.Name(), false, pos, batch)
 		if r.opts.afterCommit != nil {
 			r.opts.afterCommit(pos)
 		}
 	}
+}
+
+func (r *Runner) handles(ev events.RecordedEvent) bool { return r.proj.Handles(ev.Type) }
+
+// skippedEvents are the events a runner passed without committing.
+type skippedEvents struct {
+	last  events.RecordedEvent
+	since time.Time // zero when none is pending
+	timer *time.Timer
+}
+
+// add records a batch the runner skips; false when the pending checkpoint
+// is checkpointEvery old and must be committed with this batch.
+func (s *skippedEvents) add(batch []events.RecordedEvent) bool {
+	if s.since.IsZero() {
+		s.since = time.Now()
+	} else if time.Since(s.since) >= checkpointEvery {
+		return false
+	}
+	s.last = batch[len(batch)-1]
+	return true
+}
+
+// flush fires when the pending checkpoint is due; nil when none is pending.
+func (s *skippedEvents) flush() <-chan time.Time {
+	if s.since.IsZero() {
+		return nil
+	}
+	if s.timer == nil {
+		s.timer = time.NewTimer(time.Until(s.since.Add(checkpointEvery)))
+	}
+	return s.timer.C
 }
 
 // apply writes one batch. When a retry or a swap changed the quarantine

@@ -61,7 +61,7 @@ func quarantineTwoCompanies(t *testing.T, s *service) (companyID, fixable, broke
 	broken, brokenPos := appendCompanyEvent(t, s, []byte(`[]`))
 	for _, pos := range []events.Position{fixablePos, brokenPos} {
 		waitCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := s.app.group.WaitFor(waitCtx, pos)
+		err := s.app.group.WaitFor(waitCtx, pos, events.TypeCompanyCreated)
 		cancel()
 		if !errors.Is(err, projections.ErrQuarantined) {
 			t.Fatalf("setup: WaitFor(%s) = %v, want ErrQuarantined", pos, err)

@@ -85,7 +85,7 @@ func runService(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.Companies, "companies", 4, "companies seeded through the API")
 	fs.IntVar(&cfg.Customers, "customers", 25, "customers per company")
 	fs.DurationVar(&cfg.LagPoll, "lag-poll", 2*time.Millisecond, "checkpoint poll period: the resolution of the projection lag")
-	fs.StringVar(&readModels, "read-models", "companies,customers,invoices", "checkpoints the projection lag waits for")
+	fs.StringVar(&readModels, "read-models", "invoices", "checkpoints the projection lag waits for: the read models that show an InvoiceDrafted, which a create waits for")
 	fs.StringVar(&cfg.LogLevel, "log-level", "info", "LOG_LEVEL of the service")
 	fs.IntVar(&cfg.StatsTop, "pg-stats", 0, "if > 0, preload pg_stat_statements and print this many top statements per service phase")
 	fs.StringVar(&cfg.ServiceBin, "service-bin", "", "a built invoicing binary to use instead of go build")
