@@ -226,3 +226,57 @@ func TestSecondProcessCannotRunTheSameProjection(t *testing.T) {
 		t.Fatal("the standby projected without holding the lock")
 	}
 }
+
+// A batch of events a projection does not handle moves its checkpoint in
+// memory only, so a runner stopped before checkpointEvery resumes from the
+// older checkpoint: it reads those events again, skips them again, and
+// applies every event it handles exactly once. Left running, it commits
+// the checkpoint past them within checkpointEvery.
+func TestOtherEventsCommitTheCheckpointLateAndNothingIsAppliedTwice(t *testing.T) {
+	e := newEnv(t)
+	companies := appendCompanies(t, e.store, 5)
+	runUntil(t, e, NewRunner(Companies{}, e.store, e.pool, quiet, RunnerOptions{}), companies)
+
+	var others events.Position
+	for range 20 {
+		_, _, others = appendEvent(t, e.store, "customer", events.TypeCustomerCreated, events.CustomerCreated{
+			CustomerID: uuid.NewString(), CompanyID: uuid.NewString(), AccountID: "acct", Name: "Other"})
+	}
+	runUntil(t, e, NewRunner(Companies{}, e.store, e.pool, quiet, RunnerOptions{}), others)
+	if cp := checkpointOf(t, e, "companies"); cp != companies {
+		t.Fatalf("after skipping for less than %s the checkpoint is %s, want it still at %s", checkpointEvery, cp, companies)
+	}
+
+	last := appendCompanies(t, e.store, 3)
+	r := NewRunner(Companies{}, e.store, e.pool, quiet, RunnerOptions{})
+	runUntil(t, e, r, last)
+	if rows, distinct := companyCounts(t, e.pool); rows != 8 || distinct != 8 {
+		t.Fatalf("%d rows, %d distinct; want every company exactly once (8)", rows, distinct)
+	}
+
+	more := others
+	for range 3 {
+		_, _, more = appendEvent(t, e.store, "customer", events.TypeCustomerCreated, events.CustomerCreated{
+			CustomerID: uuid.NewString(), CompanyID: uuid.NewString(), AccountID: "acct", Name: "Other"})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(10 * checkpointEvery)
+	for checkpointOf(t, e, "companies") != more {
+		if time.Now().After(deadline) {
+			t.Fatalf("the checkpoint never passed the skipped events: %s, want %s", checkpointOf(t, e, "companies"), more)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func checkpointOf(t *testing.T, e env, name string) events.Position {
+	t.Helper()
+	pos, err := loadCheckpoint(context.Background(), e.pool, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pos
+}
