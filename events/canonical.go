@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -72,7 +73,7 @@ func writeCanonicalObject(b *bytes.Buffer, m map[string]any) error {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(x, y string) int { return slices.Compare(utf16.Encode([]rune(x)), utf16.Encode([]rune(y))) })
+	slices.SortFunc(keys, compareUTF16)
 	b.WriteByte('{')
 	for i, k := range keys {
 		if i > 0 {
@@ -88,11 +89,46 @@ func writeCanonicalObject(b *bytes.Buffer, m map[string]any) error {
 	return nil
 }
 
+// compareUTF16 orders member names by their UTF-16 code units. For ASCII
+// names, all the service writes, that is byte order, compared without
+// converting anything.
+func compareUTF16(x, y string) int {
+	if isASCII(x) && isASCII(y) {
+		return strings.Compare(x, y)
+	}
+	return slices.Compare(utf16.Encode([]rune(x)), utf16.Encode([]rune(y)))
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// plainString reports whether s is valid UTF-8 with nothing to escape: it
+// is then written as it is.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return utf8.ValidString(s)
+}
+
 // writeCanonicalString escapes what JSON.stringify escapes: the quote, the
 // backslash and the C0 controls (short forms where they exist, else \u00xx
 // in lower case); everything else is written as UTF-8.
 func writeCanonicalString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
+	if plainString(s) {
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
 	for _, r := range s {
 		switch r {
 		case '"':
@@ -188,15 +224,48 @@ func FormatRecordedAt(t time.Time) string {
 // as FormatRecordedAt writes it. Every field an export line shows is
 // covered, so the export alone lets anyone recompute it.
 func CanonicalEvent(ev RecordedEvent) ([]byte, error) {
-	envelope, err := json.Marshal(map[string]any{
-		"data": ev.Data, "id": uuid.UUID(ev.ID).String(), "metadata": rawOrEmpty(ev.Metadata),
-		"recorded_at": FormatRecordedAt(ev.RecordedAt), "revision": ev.Revision,
-		"stream": ev.Stream, "type": ev.Type,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("canonical event %s@%d: %w", ev.Stream, ev.Revision, err)
+	data, err := CanonicalJSON(rawOrNull(ev.Data))
+	if err == nil {
+		var md []byte
+		if md, err = CanonicalJSON(rawOrEmpty(ev.Metadata)); err == nil {
+			return canonicalEnvelope(ev, data, md)
+		}
 	}
-	return CanonicalJSON(envelope)
+	return nil, fmt.Errorf("canonical event %s@%d: %w", ev.Stream, ev.Revision, err)
+}
+
+// canonicalEnvelope writes the envelope's members in their canonical order
+// (data, id, metadata, recorded_at, revision, stream, type: ASCII names,
+// sorted), around data and metadata already in canonical form: the event's
+// data is parsed once, not once more as part of the envelope.
+func canonicalEnvelope(ev RecordedEvent, data, md []byte) ([]byte, error) {
+	var b bytes.Buffer
+	b.Grow(len(data) + len(md) + 256)
+	b.WriteString(`{"data":`)
+	b.Write(data)
+	b.WriteString(`,"id":`)
+	writeCanonicalString(&b, uuid.UUID(ev.ID).String())
+	b.WriteString(`,"metadata":`)
+	b.Write(md)
+	b.WriteString(`,"recorded_at":`)
+	writeCanonicalString(&b, FormatRecordedAt(ev.RecordedAt))
+	b.WriteString(`,"revision":`)
+	if err := writeCanonicalNumber(&b, json.Number(strconv.FormatUint(ev.Revision, 10))); err != nil {
+		return nil, err
+	}
+	b.WriteString(`,"stream":`)
+	writeCanonicalString(&b, ev.Stream)
+	b.WriteString(`,"type":`)
+	writeCanonicalString(&b, ev.Type)
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func rawOrNull(m json.RawMessage) json.RawMessage {
+	if len(m) == 0 {
+		return json.RawMessage(`null`)
+	}
+	return m
 }
 
 func rawOrEmpty(m json.RawMessage) json.RawMessage {
