@@ -140,8 +140,10 @@ type Store interface {
 	// SubscribeAll delivers this service's events after from in global
 	// order, first the history and then live ones, until ctx ends or the
 	// subscription fails. It never skips an event and never delivers one
-	// twice.
-	SubscribeAll(ctx context.Context, from Position) (Subscription, error)
+	// twice. When payloadsOf names event types, events of other types may
+	// come without Data and Metadata: a subscriber that passes over most
+	// events (a projection of one kind of stream) need not read them.
+	SubscribeAll(ctx context.Context, from Position, payloadsOf ...string) (Subscription, error)
 
 	// Ping reports whether the store is reachable.
 	Ping(ctx context.Context) error

@@ -177,7 +177,7 @@ const checkpointEvery = time.Second
 func (r *Runner) follow(ctx context.Context, pos events.Position, q *quarantine) (committed bool, err error) {
 	subCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sub, err := r.store.SubscribeAll(subCtx, pos)
+	sub, err := r.store.SubscribeAll(subCtx, pos, r.handledTypes()...)
 	if err != nil {
 		return false, fmt.Errorf("subscribe from %s: %w", pos, err)
 	}
@@ -209,6 +209,17 @@ func (r *Runner) follow(ctx context.Context, pos events.Position, q *quarantine)
 }
 
 func (r *Runner) handles(ev events.RecordedEvent) bool { return r.proj.Handles(ev.Type) }
+
+// handledTypes are the event types whose payloads the projection reads.
+func (r *Runner) handledTypes() []string {
+	var out []string
+	for _, t := range events.Types {
+		if r.proj.Handles(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
 
 // skippedEvents are the events a runner passed without committing.
 type skippedEvents struct {

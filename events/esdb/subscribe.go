@@ -15,7 +15,11 @@ import (
 // filtered on the server to this service's event types. It ends when ctx
 // ends, when the store is closed (Err then says so), or on a failure that
 // retrying cannot mend, such as missing permissions.
-func (s *Store) SubscribeAll(ctx context.Context, from events.Position) (events.Subscription, error) {
+//
+// It delivers every event with its payload, whatever payloadsOf says: the
+// server's filter already leaves out other services' events, and a
+// projection's share of this service's events is worth its round trips.
+func (s *Store) SubscribeAll(ctx context.Context, from events.Position, payloadsOf ...string) (events.Subscription, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	stopOnClose := context.AfterFunc(s.stopped, func() { cancel(errClosed) })
 	f := newFollower(storeSource{s}, s.logger, permanent)

@@ -109,7 +109,7 @@ func (m *memStore) readAll(from events.Position, max int) ([]events.RecordedEven
 	return out, m.changed
 }
 
-func (m *memStore) SubscribeAll(ctx context.Context, from events.Position) (events.Subscription, error) {
+func (m *memStore) SubscribeAll(ctx context.Context, from events.Position, _ ...string) (events.Subscription, error) {
 	sub := &memSub{ch: make(chan events.RecordedEvent)}
 	go func() {
 		defer close(sub.ch)

@@ -29,9 +29,14 @@ package pgstore
 //     projections from zero after a logical restore);
 //   - the append must be the first write of its transaction so that tx_id is
 //     taken when the row is written (Append owns its transaction).
+//
+// $5 names the event types whose data and metadata the reader wants (NULL:
+// all); other rows come with NULL payloads, their positions all the same.
 const readAllSQL = `
-SELECT global_position, tx_id::text AS tx_text, event_id, stream_name, stream_revision,
-       event_type, data::text, metadata::text, recorded_at
+SELECT global_position, tx_id::text AS tx_text, event_id, stream_name, stream_revision, event_type,
+       CASE WHEN $5::text[] IS NULL OR event_type = ANY($5) THEN data::text END,
+       CASE WHEN $5::text[] IS NULL OR event_type = ANY($5) THEN metadata::text END,
+       recorded_at
 FROM events
 WHERE (tx_id, global_position) > ($1::text::xid8, $2::bigint)
   AND tx_id < pg_snapshot_xmin(pg_current_snapshot())

@@ -245,7 +245,7 @@ func (s *Store) ReadAll(ctx context.Context, from events.Position, max int) ([]e
 		if err != nil {
 			return nil, fmt.Errorf("pgstore: read all after %s: %w", from, err)
 		}
-		page, err := s.readPage(ctx, from, max)
+		page, err := s.readPage(ctx, from, max, nil)
 		if err != nil || len(page) == max || settled {
 			return page, err
 		}
@@ -258,10 +258,11 @@ func (s *Store) ReadAll(ctx context.Context, from events.Position, max int) ([]e
 }
 
 // readPage reads what the horizon lets it see now; a short page may still
-// have committed events hidden behind an open transaction.
-func (s *Store) readPage(ctx context.Context, from events.Position, max int) ([]events.RecordedEvent, error) {
+// have committed events hidden behind an open transaction. Only events of
+// payloadsOf have Data and Metadata, unless it is nil.
+func (s *Store) readPage(ctx context.Context, from events.Position, max int, payloadsOf []string) ([]events.RecordedEvent, error) {
 	hi, lo := from.Parts()
-	rows, err := s.pool.Query(ctx, readAllSQL, strconv.FormatUint(hi, 10), int64(lo), events.Types, max)
+	rows, err := s.pool.Query(ctx, readAllSQL, strconv.FormatUint(hi, 10), int64(lo), events.Types, max, payloadsOf)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: read all after %s: %w", from, err)
 	}
@@ -277,13 +278,12 @@ func scanEvents(rows pgx.Rows) ([]events.RecordedEvent, error) {
 	var out []events.RecordedEvent
 	for rows.Next() {
 		var (
-			ev       events.RecordedEvent
-			gp, rev  int64
-			txID     string
-			id       uuid.UUID
-			data, md string
+			ev      events.RecordedEvent
+			gp, rev int64
+			txID    string
+			id      uuid.UUID
 		)
-		if err := rows.Scan(&gp, &txID, &id, &ev.Stream, &rev, &ev.Type, &data, &md, &ev.RecordedAt); err != nil {
+		if err := rows.Scan(&gp, &txID, &id, &ev.Stream, &rev, &ev.Type, (*[]byte)(&ev.Data), (*[]byte)(&ev.Metadata), &ev.RecordedAt); err != nil {
 			return nil, err
 		}
 		pos, err := position(txID, gp)
@@ -291,7 +291,6 @@ func scanEvents(rows pgx.Rows) ([]events.RecordedEvent, error) {
 			return nil, err
 		}
 		ev.ID, ev.Position, ev.Revision = id, pos, uint64(rev)
-		ev.Data, ev.Metadata = []byte(data), []byte(md)
 		ev.RecordedAt = ev.RecordedAt.UTC()
 		out = append(out, ev)
 	}

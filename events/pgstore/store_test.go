@@ -147,3 +147,42 @@ func TestConflictingAppendFailsWithTypedError(t *testing.T) {
 		t.Fatalf("ReadStream = %d events, %v; want 2 (failed appends write nothing)", len(got), err)
 	}
 }
+
+// A subscriber that names the types it reads gets every event, in order,
+// and the payloads of those types only: the others come as positions.
+func TestSubscribeAllLeavesOutPayloadsOfOtherTypes(t *testing.T) {
+	ctx := context.Background()
+	store, _ := newStore(t)
+	customer := eventData("customer-1", 0)
+	customer.Type = events.TypeCustomerCreated
+	for _, a := range []struct {
+		stream string
+		ev     events.EventData
+	}{{"company-1", eventData("company-1", 0)}, {"customer-1", customer}, {"company-2", eventData("company-2", 0)}} {
+		if _, err := store.Append(ctx, a.stream, events.NoStream(), a.ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	subCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sub, err := store.SubscribeAll(subCtx, events.Position{}, events.TypeCompanyCreated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct {
+		stream  string
+		payload bool
+	}{{"company-1", true}, {"customer-1", false}, {"company-2", true}} {
+		select {
+		case ev := <-sub.Events():
+			if ev.Stream != want.stream || (len(ev.Data) > 0) != want.payload || (len(ev.Metadata) > 0) != want.payload {
+				t.Fatalf("delivered %s with data %q metadata %q; want %s, payload %v", ev.Stream, ev.Data, ev.Metadata, want.stream, want.payload)
+			}
+			if want.payload && string(ev.Data) != `{"n":1}` {
+				t.Fatalf("data of %s = %s", ev.Stream, ev.Data)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s not delivered", want.stream)
+		}
+	}
+}

@@ -16,10 +16,11 @@ const pageSize = 500
 const heldBackPoll = 5 * time.Millisecond
 
 type subscription struct {
-	ch   chan events.RecordedEvent
-	mu   sync.Mutex
-	err  error
-	done chan struct{}
+	ch         chan events.RecordedEvent
+	payloadsOf []string // nil: every payload
+	mu         sync.Mutex
+	err        error
+	done       chan struct{}
 }
 
 func (s *subscription) Events() <-chan events.RecordedEvent { return s.ch }
@@ -33,9 +34,12 @@ func (s *subscription) Err() error {
 // SubscribeAll implements events.Store: it reads pages from its position and,
 // once caught up, waits for a local commit, a notification from another
 // process, or the poll interval.
-func (s *Store) SubscribeAll(ctx context.Context, from events.Position) (events.Subscription, error) {
+func (s *Store) SubscribeAll(ctx context.Context, from events.Position, payloadsOf ...string) (events.Subscription, error) {
+	if len(payloadsOf) == 0 {
+		payloadsOf = nil // every payload
+	}
 	s.startListener()
-	sub := &subscription{ch: make(chan events.RecordedEvent, pageSize), done: make(chan struct{})}
+	sub := &subscription{ch: make(chan events.RecordedEvent, pageSize), done: make(chan struct{}), payloadsOf: payloadsOf}
 	go sub.run(ctx, s, from)
 	return sub, nil
 }
@@ -45,7 +49,7 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 	held := heldBackPoll
 	for {
 		wake := s.wake.Wait() // taken before reading, so no commit is missed
-		page, err := s.readPage(ctx, pos, pageSize)
+		page, err := s.readPage(ctx, pos, pageSize, sub.payloadsOf)
 		if err != nil {
 			sub.fail(ctx, err)
 			return

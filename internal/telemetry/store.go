@@ -165,8 +165,8 @@ func (s *instrumentedStore) ReadAll(ctx context.Context, from events.Position, m
 	return evs, err
 }
 
-func (s *instrumentedStore) SubscribeAll(ctx context.Context, from events.Position) (events.Subscription, error) {
-	sub, err := s.inner.SubscribeAll(ctx, from)
+func (s *instrumentedStore) SubscribeAll(ctx context.Context, from events.Position, payloadsOf ...string) (events.Subscription, error) {
+	sub, err := s.inner.SubscribeAll(ctx, from, payloadsOf...)
 	if err != nil {
 		s.unavailable(opSubscribe, err)
 		return nil, err

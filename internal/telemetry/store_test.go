@@ -22,7 +22,7 @@ func (s failingStore) Append(context.Context, string, events.ExpectedRevision, .
 	return events.AppendResult{}, s.err
 }
 
-func (s failingStore) SubscribeAll(context.Context, events.Position) (events.Subscription, error) {
+func (s failingStore) SubscribeAll(context.Context, events.Position, ...string) (events.Subscription, error) {
 	return failedSubscription{s.err}, nil
 }
 
