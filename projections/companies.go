@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -18,7 +19,7 @@ var companiesSchema = mustSchema("companies.sql")
 func (Companies) Name() string { return "companies" }
 
 // Version implements Projection.
-func (Companies) Version() int { return 2 }
+func (Companies) Version() int { return 3 }
 
 // Schema implements Projection.
 func (Companies) Schema() string { return companiesSchema }
@@ -62,17 +63,37 @@ func nullable(s string) *string {
 	return &s
 }
 
+// marshalValues renders an address and identifiers as the API shows them
+// (absent identifiers as an empty list), for reads to pass through.
 func marshalValues(address events.Address, identifiers []events.Identifier) (a, ids []byte, err error) {
-	if identifiers == nil {
-		identifiers = []events.Identifier{}
-	}
-	if a, err = json.Marshal(address); err != nil {
+	if a, err = apiJSON(address); err != nil {
 		return nil, nil, err
 	}
-	if ids, err = json.Marshal(identifiers); err != nil {
+	if ids, err = apiJSON(nonNilIdentifiers(identifiers)); err != nil {
 		return nil, nil, err
 	}
 	return a, ids, nil
+}
+
+func nonNilIdentifiers(ids []events.Identifier) []events.Identifier {
+	if ids == nil {
+		return []events.Identifier{}
+	}
+	return ids
+}
+
+// apiJSON encodes v as the API writes its bodies (transport's writeJSON):
+// encoding/json without HTML escaping, so "&" stays "&" rather than the
+// "\u0026" json.Marshal would store. The read models keep this text in json
+// columns, byte for byte, and reads pass it through.
+func apiJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // key is a row's keyset key: the global position of the event that created

@@ -18,7 +18,7 @@ var customersSchema = mustSchema("customers.sql")
 func (Customers) Name() string { return "customers" }
 
 // Version implements Projection.
-func (Customers) Version() int { return 1 }
+func (Customers) Version() int { return 2 }
 
 // Schema implements Projection.
 func (Customers) Schema() string { return customersSchema }

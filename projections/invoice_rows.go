@@ -2,7 +2,6 @@ package projections
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -20,7 +19,7 @@ var invoicesSchema = mustSchema("invoices.sql")
 func (Invoices) Name() string { return "invoices" }
 
 // Version implements Projection.
-func (Invoices) Version() int { return 2 }
+func (Invoices) Version() int { return 3 }
 
 // Schema implements Projection.
 func (Invoices) Schema() string { return invoicesSchema }
@@ -68,9 +67,12 @@ func applyVoided(ev events.RecordedEvent, batch *pgx.Batch) error {
 
 func applyDrafted(ev events.RecordedEvent, batch *pgx.Batch) error {
 	var d events.InvoiceDrafted
-	var docs recordedDocuments
-	if err := errors.Join(json.Unmarshal(ev.Data, &d), json.Unmarshal(ev.Data, &docs)); err != nil {
+	if err := json.Unmarshal(ev.Data, &d); err != nil {
 		return fmt.Errorf("invoices: decode %s event %x: %w", ev.Type, ev.ID, err)
+	}
+	customer, issuer, lines, err := renderDocuments(d)
+	if err != nil {
+		return fmt.Errorf("invoices: render %s event %x: %w", ev.Type, ev.ID, err)
 	}
 	hi, lo := key(ev)
 	batch.Queue(`
@@ -82,18 +84,27 @@ func applyDrafted(ev events.RecordedEvent, batch *pgx.Batch) error {
 			$14, $15, $16, $17, $18, $19, $20, $21, $21, $22, $23, $24)
 		ON CONFLICT (id) DO NOTHING`,
 		d.InvoiceID, d.CompanyID, d.AccountID, d.CustomerID, ev.Stream, d.CustomerName,
-		[]byte(docs.Customer), []byte(docs.Issuer), d.Currency, d.Language, d.IssueDate, nullable(d.DueDate),
-		[]byte(docs.Lines), d.SubtotalMinor, d.TaxMinor, d.TotalMinor, nullable(d.ExternalReference),
+		customer, issuer, d.Currency, d.Language, d.IssueDate, nullable(d.DueDate),
+		lines, d.SubtotalMinor, d.TaxMinor, d.TotalMinor, nullable(d.ExternalReference),
 		nullable(d.PurchaseOrderReference), nullable(d.Notes), nullable(d.Terms),
 		d.CreatedAt, int64(ev.Revision)+1, hi, lo)
 	return nil
 }
 
-// recordedDocuments are the snapshots and lines exactly as the event holds
-// them: the read model copies them, so no field is lost to a Go struct that
-// does not know it yet.
-type recordedDocuments struct {
-	Customer json.RawMessage `json:"customer"`
-	Issuer   json.RawMessage `json:"issuer"`
-	Lines    json.RawMessage `json:"lines"`
+// renderDocuments renders the snapshots and lines once, here, exactly as
+// the API shows them (absent identifiers as an empty list), so that reads
+// pass the stored text through without decoding it.
+func renderDocuments(d events.InvoiceDrafted) (customer, issuer, lines []byte, err error) {
+	d.Customer.Identifiers = nonNilIdentifiers(d.Customer.Identifiers)
+	d.Issuer.Identifiers = nonNilIdentifiers(d.Issuer.Identifiers)
+	if customer, err = apiJSON(d.Customer); err != nil {
+		return nil, nil, nil, err
+	}
+	if issuer, err = apiJSON(d.Issuer); err != nil {
+		return nil, nil, nil, err
+	}
+	if lines, err = apiJSON(d.Lines); err != nil {
+		return nil, nil, nil, err
+	}
+	return customer, issuer, lines, nil
 }

@@ -99,11 +99,11 @@ func randomSuffix() string {
 func compareTables(ctx context.Context, pool *pgxpool.Pool, p Projection, scratch string) ([]Finding, error) {
 	var findings []Finding
 	for _, table := range p.Tables() {
-		names, err := columns(ctx, pool, scratch, table)
+		cols, err := columns(ctx, pool, scratch, table)
 		if err != nil {
 			return nil, err
 		}
-		rows, err := pool.Query(ctx, compareSQL(names, pgx.Identifier{"public", table}.Sanitize(), pgx.Identifier{scratch, table}.Sanitize()))
+		rows, err := pool.Query(ctx, compareSQL(cols, pgx.Identifier{"public", table}.Sanitize(), pgx.Identifier{scratch, table}.Sanitize()))
 		if err != nil {
 			return nil, fmt.Errorf("compare %s: %w", table, err)
 		}
@@ -122,14 +122,18 @@ func compareTables(ctx context.Context, pool *pgxpool.Pool, p Projection, scratc
 // compareSQL finds the rows of live and shadow (tables with the given
 // columns) that are not in the other, matches them by id, and names the
 // columns in which a matched pair differs.
-func compareSQL(names []string, live, shadow string) string {
-	quoted := make([]string, len(names))
-	diffs := make([]string, len(names))
-	for i, n := range names {
-		quoted[i] = pgx.Identifier{n}.Sanitize()
-		diffs[i] = fmt.Sprintf("CASE WHEN e.%s IS DISTINCT FROM u.%s THEN '%s' END", quoted[i], quoted[i], strings.ReplaceAll(n, "'", "''"))
+func compareSQL(cols []column, live, shadow string) string {
+	selected := make([]string, len(cols))
+	diffs := make([]string, len(cols))
+	for i, c := range cols {
+		quoted := pgx.Identifier{c.name}.Sanitize()
+		selected[i] = quoted
+		if c.text {
+			selected[i] = quoted + "::text AS " + quoted
+		}
+		diffs[i] = fmt.Sprintf("CASE WHEN e.%s IS DISTINCT FROM u.%s THEN '%s' END", quoted, quoted, strings.ReplaceAll(c.name, "'", "''"))
 	}
-	list := strings.Join(quoted, ", ")
+	list := strings.Join(selected, ", ")
 	return `
 		WITH expected AS (SELECT ` + list + ` FROM ` + shadow + ` EXCEPT SELECT ` + list + ` FROM ` + live + `),
 		     unexpected AS (SELECT ` + list + ` FROM ` + live + ` EXCEPT SELECT ` + list + ` FROM ` + shadow + `)
@@ -142,24 +146,35 @@ func compareSQL(names []string, live, shadow string) string {
 		ORDER BY 1`
 }
 
-// columns lists a table's column names in table order; jsonb compares by
-// value, so key order in stored documents does not matter.
-func columns(ctx context.Context, pool *pgxpool.Pool, schema, table string) ([]string, error) {
+// column is a column of a read-model table. json has no equality: its
+// columns compare as text, which is what the API serves from them, so a
+// difference in a single byte is one. jsonb compares by value, so key order
+// in stored documents does not matter there.
+type column struct {
+	name string
+	text bool
+}
+
+// columns lists a table's columns in table order.
+func columns(ctx context.Context, pool *pgxpool.Pool, schema, table string) ([]column, error) {
 	rows, err := pool.Query(ctx, `
-		SELECT column_name FROM information_schema.columns
+		SELECT column_name, data_type = 'json' FROM information_schema.columns
 		WHERE table_schema = $1 AND table_name = $2
 		ORDER BY ordinal_position`, schema, table)
 	if err != nil {
 		return nil, err
 	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	cols, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (column, error) {
+		var c column
+		return c, r.Scan(&c.name, &c.text)
+	})
 	if err != nil {
 		return nil, err
 	}
-	if len(names) == 0 {
+	if len(cols) == 0 {
 		return nil, fmt.Errorf("table %s.%s has no columns", schema, table)
 	}
-	return names, nil
+	return cols, nil
 }
 
 // verifyInvoiceAmounts recomputes each live invoice's line amounts and

@@ -3,27 +3,26 @@ package query
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/invoicing/invoicing/events"
 )
 
-// Company is a row of the companies read model.
+// Company is a row of the companies read model. Address and Identifiers
+// are JSON as the API renders them (events.Address, []events.Identifier):
+// the read model stores that rendering, so a read passes it through.
 type Company struct {
 	ID                      string
 	LegalName               string
 	TradingName             string
-	Address                 events.Address
+	Address                 json.RawMessage
 	DefaultCurrency         string
 	DefaultLanguage         string
 	DefaultPaymentTermsDays int
 	Email                   string
 	ExternalReference       string
-	Identifiers             []events.Identifier
+	Identifiers             json.RawMessage
 	InvoiceNumberPrefix     string
 	ArchivedAt              *time.Time
 	CreatedAt               time.Time
@@ -45,16 +44,32 @@ func (s *Store) Company(ctx context.Context, accountID, id string) (Company, err
 	if !validID(id) {
 		return Company{}, ErrNotFound
 	}
-	return one(ctx, s.pool, scanCompanies, `SELECT `+companyColumns+` FROM companies WHERE id = $1 AND account_id = $2`, id, accountID)
+	return one(ctx, s.pool, scanCompanies, companyByID(accountID, id))
+}
+
+func companyByID(accountID, id string) statement {
+	return byID(companyColumns, "companies", "account_id = $2", id, accountID)
 }
 
 // Companies lists the account's active companies in creation order.
 func (s *Store) Companies(ctx context.Context, accountID string, f CompanyFilter, p PageRequest) (Page[Company], error) {
-	q := &keyset{}
-	q.where("account_id = ?", accountID)
-	q.and("archived_at IS NULL")
-	q.filter("external_reference = ?", f.ExternalReference)
-	return page(ctx, s.pool, scanCompanies, scope("companies", accountID, f.ExternalReference), p, q, companyColumns, "companies")
+	return page(ctx, s.pool, scanCompanies, companyList(accountID, f), p)
+}
+
+// companyList is served by companies_active_by_reference when filtered,
+// else by companies_active_by_account.
+func companyList(accountID string, f CompanyFilter) listing {
+	return listing{
+		table: "companies",
+		scope: scope("companies", accountID, f.ExternalReference),
+		page: func(after rowKey, limit int) statement {
+			q := &keyset{}
+			q.fix("account_id", accountID)
+			q.filter("external_reference", f.ExternalReference)
+			q.and("archived_at IS NULL")
+			return q.statement(companyColumns, "companies", after, limit)
+		},
+	}
 }
 
 func scanCompanies(rows pgx.Rows) ([]Company, []rowKey, error) {
@@ -63,25 +78,19 @@ func scanCompanies(rows pgx.Rows) ([]Company, []rowKey, error) {
 	var keys []rowKey
 	for rows.Next() {
 		var (
-			c                    Company
-			k                    rowKey
-			address, identifiers []byte
+			c Company
+			k rowKey
 		)
-		err := rows.Scan(&k.hi, &k.lo, &c.ID, &c.LegalName, &c.TradingName, &address, &c.DefaultCurrency,
+		// *[]byte: pgx copies json text as it is (json.RawMessage would be
+		// json.Unmarshal'ed into).
+		err := rows.Scan(&k.hi, &k.lo, &c.ID, &c.LegalName, &c.TradingName, (*[]byte)(&c.Address), &c.DefaultCurrency,
 			&c.DefaultLanguage, &c.DefaultPaymentTermsDays, &c.Email, &c.ExternalReference,
-			&identifiers, &c.InvoiceNumberPrefix, &c.ArchivedAt, &c.CreatedAt, &c.UpdatedAt, &c.Version)
+			(*[]byte)(&c.Identifiers), &c.InvoiceNumberPrefix, &c.ArchivedAt, &c.CreatedAt, &c.UpdatedAt, &c.Version)
 		if err != nil {
 			return nil, nil, fmt.Errorf("scan company: %w", err)
-		}
-		if err := decodeValues(address, &c.Address, identifiers, &c.Identifiers); err != nil {
-			return nil, nil, fmt.Errorf("company %s: %w", c.ID, err)
 		}
 		companies = append(companies, c)
 		keys = append(keys, k)
 	}
 	return companies, keys, rows.Err()
-}
-
-func decodeValues(address []byte, a *events.Address, identifiers []byte, ids *[]events.Identifier) error {
-	return errors.Join(json.Unmarshal(address, a), json.Unmarshal(identifiers, ids))
 }

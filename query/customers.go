@@ -2,23 +2,23 @@ package query
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/invoicing/invoicing/events"
 )
 
-// Customer is a row of the customers read model.
+// Customer is a row of the customers read model. Address and Identifiers
+// are JSON as the API renders them, like a Company's.
 type Customer struct {
 	ID                string
 	CompanyID         string
 	Name              string
-	Address           events.Address
+	Address           json.RawMessage
 	Email             string
 	ExternalReference string
-	Identifiers       []events.Identifier
+	Identifiers       json.RawMessage
 	ArchivedAt        *time.Time
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
@@ -39,18 +39,33 @@ func (s *Store) Customer(ctx context.Context, accountID, companyID, id string) (
 	if !validID(id) || !validID(companyID) {
 		return Customer{}, ErrNotFound
 	}
-	return one(ctx, s.pool, scanCustomers, `SELECT `+customerColumns+` FROM customers
-		WHERE id = $1 AND account_id = $2 AND company_id = $3`, id, accountID, companyID)
+	return one(ctx, s.pool, scanCustomers, customerByID(accountID, companyID, id))
+}
+
+func customerByID(accountID, companyID, id string) statement {
+	return byID(customerColumns, "customers", "account_id = $2 AND company_id = $3", id, accountID, companyID)
 }
 
 // Customers lists a company's active customers in creation order.
 func (s *Store) Customers(ctx context.Context, accountID, companyID string, f CustomerFilter, p PageRequest) (Page[Customer], error) {
-	q := &keyset{}
-	q.where("account_id = ?", accountID)
-	q.where("company_id = ?::uuid", companyID)
-	q.and("archived_at IS NULL")
-	q.filter("external_reference = ?", f.ExternalReference)
-	return page(ctx, s.pool, scanCustomers, scope("customers", accountID, companyID, f.ExternalReference), p, q, customerColumns, "customers")
+	return page(ctx, s.pool, scanCustomers, customerList(accountID, companyID, f), p)
+}
+
+// customerList is served by customers_active_by_reference when filtered,
+// else by customers_active_by_company.
+func customerList(accountID, companyID string, f CustomerFilter) listing {
+	return listing{
+		table: "customers",
+		scope: scope("customers", accountID, companyID, f.ExternalReference),
+		page: func(after rowKey, limit int) statement {
+			q := &keyset{}
+			q.fix("account_id", accountID)
+			q.fix("company_id", companyID)
+			q.filter("external_reference", f.ExternalReference)
+			q.and("archived_at IS NULL")
+			return q.statement(customerColumns, "customers", after, limit)
+		},
+	}
 }
 
 func scanCustomers(rows pgx.Rows) ([]Customer, []rowKey, error) {
@@ -59,17 +74,13 @@ func scanCustomers(rows pgx.Rows) ([]Customer, []rowKey, error) {
 	var keys []rowKey
 	for rows.Next() {
 		var (
-			c                    Customer
-			k                    rowKey
-			address, identifiers []byte
+			c Customer
+			k rowKey
 		)
-		err := rows.Scan(&k.hi, &k.lo, &c.ID, &c.CompanyID, &c.Name, &address, &c.Email, &c.ExternalReference,
-			&identifiers, &c.ArchivedAt, &c.CreatedAt, &c.UpdatedAt, &c.Version)
+		err := rows.Scan(&k.hi, &k.lo, &c.ID, &c.CompanyID, &c.Name, (*[]byte)(&c.Address), &c.Email, &c.ExternalReference,
+			(*[]byte)(&c.Identifiers), &c.ArchivedAt, &c.CreatedAt, &c.UpdatedAt, &c.Version)
 		if err != nil {
 			return nil, nil, fmt.Errorf("scan customer: %w", err)
-		}
-		if err := decodeValues(address, &c.Address, identifiers, &c.Identifiers); err != nil {
-			return nil, nil, fmt.Errorf("customer %s: %w", c.ID, err)
 		}
 		customers = append(customers, c)
 		keys = append(keys, k)

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/invoicing/invoicing/events"
 )
 
 // InvoiceSummary is the list form of an invoice.
@@ -28,12 +26,14 @@ type InvoiceSummary struct {
 }
 
 // Invoice is the full form: the summary plus snapshots, lines and texts.
+// Customer, Issuer and Lines are JSON documents as the API renders them
+// (the events' CustomerSnapshot, IssuerSnapshot and []InvoiceLine): the read
+// model stores that rendering, so a read passes it through undecoded.
 type Invoice struct {
 	InvoiceSummary
-	Customer                             events.CustomerSnapshot
-	Issuer                               events.IssuerSnapshot
+	Customer, Issuer                     json.RawMessage
 	Language                             string
-	Lines                                []events.InvoiceLine
+	Lines                                json.RawMessage
 	PurchaseOrderReference, Notes, Terms string
 }
 
@@ -56,8 +56,8 @@ func (s *Store) InvoiceStream(ctx context.Context, accountID, companyID, id stri
 		return "", ErrNotFound
 	}
 	var stream string
-	err := s.pool.QueryRow(ctx, `SELECT stream_name FROM invoices WHERE id = $1 AND account_id = $2 AND company_id = $3`,
-		id, accountID, companyID).Scan(&stream)
+	st := invoiceStreamByID(accountID, companyID, id)
+	err := s.pool.QueryRow(ctx, st.sql, st.args...).Scan(&stream)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", ErrNotFound
 	}
@@ -67,6 +67,10 @@ func (s *Store) InvoiceStream(ctx context.Context, accountID, companyID, id stri
 	return stream, nil
 }
 
+func invoiceStreamByID(accountID, companyID, id string) statement {
+	return byID("stream_name", "invoices", "account_id = $2 AND company_id = $3", id, accountID, companyID)
+}
+
 // Invoice returns an invoice only when it belongs to both the account and
 // the company; otherwise ErrNotFound.
 func (s *Store) Invoice(ctx context.Context, accountID, companyID, id string) (Invoice, error) {
@@ -74,25 +78,26 @@ func (s *Store) Invoice(ctx context.Context, accountID, companyID, id string) (I
 		return Invoice{}, ErrNotFound
 	}
 	var (
-		inv                     Invoice
-		k                       rowKey
-		customer, issuer, lines []byte
+		inv Invoice
+		k   rowKey
 	)
-	err := s.pool.QueryRow(ctx, `SELECT `+fullColumns+` FROM invoices
-		WHERE id = $1 AND account_id = $2 AND company_id = $3`, id, accountID, companyID).
-		Scan(append(summaryTargets(&inv.InvoiceSummary, &k), &customer, &issuer, &inv.Language, &lines,
-			&inv.PurchaseOrderReference, &inv.Notes, &inv.Terms)...)
+	st := invoiceByID(accountID, companyID, id)
+	// *[]byte: pgx copies json text as it is (json.RawMessage would be
+	// json.Unmarshal'ed into).
+	err := s.pool.QueryRow(ctx, st.sql, st.args...).
+		Scan(append(summaryTargets(&inv.InvoiceSummary, &k), (*[]byte)(&inv.Customer), (*[]byte)(&inv.Issuer),
+			&inv.Language, (*[]byte)(&inv.Lines), &inv.PurchaseOrderReference, &inv.Notes, &inv.Terms)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Invoice{}, ErrNotFound
 	}
 	if err != nil {
-		return Invoice{}, fmt.Errorf("query invoice: %w", err)
-	}
-	err = errors.Join(json.Unmarshal(customer, &inv.Customer), json.Unmarshal(issuer, &inv.Issuer), json.Unmarshal(lines, &inv.Lines))
-	if err != nil {
-		return Invoice{}, fmt.Errorf("invoice %s: %w", id, err)
+		return Invoice{}, fmt.Errorf("query invoice: %w", unavailable(err))
 	}
 	return inv, nil
+}
+
+func invoiceByID(accountID, companyID, id string) statement {
+	return byID(fullColumns, "invoices", "account_id = $2 AND company_id = $3", id, accountID, companyID)
 }
 
 func summaryTargets(i *InvoiceSummary, k *rowKey) []any {
@@ -103,14 +108,27 @@ func summaryTargets(i *InvoiceSummary, k *rowKey) []any {
 
 // Invoices lists a company's invoices in creation order, summary form.
 func (s *Store) Invoices(ctx context.Context, accountID, companyID string, f InvoiceFilter, p PageRequest) (Page[InvoiceSummary], error) {
-	q := &keyset{}
-	q.where("account_id = ?", accountID)
-	q.where("company_id = ?::uuid", companyID)
-	q.filter("customer_id = ?::uuid", f.CustomerID)
-	q.filter("external_reference = ?", f.ExternalReference)
-	q.filter("status = ?", f.Status)
-	sc := scope("invoices", accountID, companyID, f.CustomerID, f.ExternalReference, f.Status)
-	return page(ctx, s.pool, scanSummaries, sc, p, q, summaryColumns, "invoices")
+	return page(ctx, s.pool, scanSummaries, invoiceList(accountID, companyID, f), p)
+}
+
+// invoiceList is served by invoices_by_reference, _by_customer or
+// _by_status, by the first filter set in that order (an external reference
+// names one invoice or a few, a status a third of them or more), else by
+// invoices_by_company.
+func invoiceList(accountID, companyID string, f InvoiceFilter) listing {
+	return listing{
+		table: "invoices",
+		scope: scope("invoices", accountID, companyID, f.CustomerID, f.ExternalReference, f.Status),
+		page: func(after rowKey, limit int) statement {
+			q := &keyset{}
+			q.fix("account_id", accountID)
+			q.fix("company_id", companyID)
+			q.filter("external_reference", f.ExternalReference)
+			q.filter("customer_id", f.CustomerID)
+			q.filter("status", f.Status)
+			return q.statement(summaryColumns, "invoices", after, limit)
+		},
+	}
 }
 
 func scanSummaries(rows pgx.Rows) ([]InvoiceSummary, []rowKey, error) {

@@ -93,12 +93,81 @@ func (p PageRequest) after(scope string) (rowKey, error) {
 	return decodeCursor(scope, p.After)
 }
 
-// keyset builds a list query's WHERE clause: fixed conditions, the filters
-// that are set (absent ones leave the SQL, so each combination gets a plan
-// that uses its index), and the keyset condition.
+// statement is one read-model query and its arguments. Every query of this
+// package is built by a function returning one, so that a test can EXPLAIN
+// exactly the statements that run (see plans_test.go).
+type statement struct {
+	sql  string
+	args []any
+}
+
+// byID selects columns of the row of table whose primary key is id and
+// whose other columns satisfy cond (its placeholders start at $2). The id
+// lookup is fenced in a subquery (OFFSET 0 keeps the planner from merging
+// it), so the primary key is the one index the plan can use, whatever the
+// statistics say: the tenancy columns are checked on the one row found.
+// Without the fence, an unanalysed table may be read through an index that
+// leads with account_id and company_id, over every row of the company.
+func byID(columns, table, cond string, id string, args ...any) statement {
+	return statement{
+		sql: fmt.Sprintf("SELECT %s FROM (SELECT * FROM %s WHERE id = $1 OFFSET 0) AS found WHERE %s",
+			columns, table, cond),
+		args: append([]any{id}, args...),
+	}
+}
+
+// keyset builds a list query so that exactly one index can serve it,
+// whatever the statistics say. Otherwise, on an unanalysed table (a rebuilt
+// projection), where every index looks as selective as the next, the
+// planner may read a company's rows through another list's index, whose
+// leading columns are the same, and sort them. So:
+//
+//   - The list's index leads with the columns the list fixes by equality
+//     (account, company, one filter), then (position_hi, position_lo): it
+//     gives the order, and the keyset condition on the position starts the
+//     scan at the cursor, however deep.
+//   - Each list index is partial on a condition that only its own list's
+//     query states: a filter's index on the filter's column IS NOT NULL
+//     (implied by the equality), the unfiltered list's index on
+//     unfilteredPredicate. No list can read another list's index.
+//   - A second filter is checked with IS NOT DISTINCT FROM, which no index
+//     can take and which proves no index's predicate: the rows come from
+//     the first filter's index, in order, and are checked one by one.
+//   - The position's own unique index leads with position_lo, so it gives
+//     no list's order.
+//
+// Another plan remains possible: a bitmap scan of the list's own index, then
+// a sort. query/plans_test.go explains every list on tables loaded without
+// statistics, and with skewed ones, and checks that the planner keeps to
+// the ordered scan.
 type keyset struct {
-	conds []string
-	args  []any
+	filtered bool // the first filter is set
+	conds    []string
+	args     []any
+}
+
+// unfilteredPredicate is the predicate of each table's index for its
+// unfiltered list, true of every row (a version counts events: 1 or more),
+// stated by that list alone (see projections/schema).
+const unfilteredPredicate = "version <> 0"
+
+// fix adds column = value, a leading column of the list's index, in the
+// index's order.
+func (k *keyset) fix(column string, value any) { k.where(column+" = ?", value) }
+
+// filter adds column = value when value is set: the first filter set is
+// fixed (its index serves the list), later ones are checked on the rows
+// that index finds. Callers give their filters in order of preference, the
+// most selective first.
+func (k *keyset) filter(column, value string) {
+	switch {
+	case value == "":
+	case !k.filtered:
+		k.filtered = true
+		k.fix(column, value)
+	default:
+		k.where(column+" IS NOT DISTINCT FROM ?", value)
+	}
 }
 
 func (k *keyset) where(cond string, arg any) {
@@ -109,20 +178,21 @@ func (k *keyset) where(cond string, arg any) {
 // and adds a condition without arguments.
 func (k *keyset) and(cond string) { k.conds = append(k.conds, cond) }
 
-// filter adds cond only when value is set.
-func (k *keyset) filter(cond, value string) {
-	if value != "" {
-		k.where(cond, value)
+// statement returns the query for one page after key, with a look-ahead
+// row.
+func (k *keyset) statement(columns, table string, after rowKey, limit int) statement {
+	q := keyset{args: append([]any{}, k.args...), conds: append([]string{}, k.conds...)}
+	if !k.filtered {
+		q.and(unfilteredPredicate)
 	}
-}
-
-// sql returns the query for one page after key, with a look-ahead row.
-func (k *keyset) sql(columns, table string, after rowKey, limit int) (string, []any) {
-	n := len(k.args)
-	k.args = append(k.args, after.hi, after.lo, limit+1)
-	k.conds = append(k.conds, fmt.Sprintf("(position_hi, position_lo) > ($%d, $%d)", n+1, n+2))
-	return fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY position_hi, position_lo LIMIT $%d",
-		columns, table, strings.Join(k.conds, " AND "), n+3), k.args
+	n := len(q.args)
+	q.args = append(q.args, after.hi, after.lo, limit+1)
+	q.and(fmt.Sprintf("(position_hi, position_lo) > ($%d, $%d)", n+1, n+2))
+	return statement{
+		sql: fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY position_hi, position_lo LIMIT $%d",
+			columns, table, strings.Join(q.conds, " AND "), n+3),
+		args: q.args,
+	}
 }
 
 // validID reports whether id can name a row; anything else is not found
@@ -136,9 +206,9 @@ func validID(id string) bool {
 type scanner[T any] func(pgx.Rows) ([]T, []rowKey, error)
 
 // one runs a get and returns its single row, or ErrNotFound.
-func one[T any](ctx context.Context, pool *pgxpool.Pool, scan scanner[T], sql string, args ...any) (T, error) {
+func one[T any](ctx context.Context, pool *pgxpool.Pool, scan scanner[T], st statement) (T, error) {
 	var zero T
-	rows, err := pool.Query(ctx, sql, args...)
+	rows, err := pool.Query(ctx, st.sql, st.args...)
 	if err != nil {
 		return zero, fmt.Errorf("query: %w", unavailable(err))
 	}
@@ -152,20 +222,27 @@ func one[T any](ctx context.Context, pool *pgxpool.Pool, scan scanner[T], sql st
 	return items[0], nil
 }
 
-// page runs one page of the list q describes, within scope sc.
-func page[T any](ctx context.Context, pool *pgxpool.Pool, scan scanner[T], sc string, p PageRequest, q *keyset, columns, table string) (Page[T], error) {
-	after, err := p.after(sc)
+// listing is a list with its filters fixed: its table, its cursor scope,
+// and its page statement after a key.
+type listing struct {
+	table, scope string
+	page         func(after rowKey, limit int) statement
+}
+
+// page runs one page of l.
+func page[T any](ctx context.Context, pool *pgxpool.Pool, scan scanner[T], l listing, p PageRequest) (Page[T], error) {
+	after, err := p.after(l.scope)
 	if err != nil {
 		return Page[T]{}, err
 	}
-	sql, args := q.sql(columns, table, after, p.Limit)
-	rows, err := pool.Query(ctx, sql, args...)
+	st := l.page(after, p.Limit)
+	rows, err := pool.Query(ctx, st.sql, st.args...)
 	if err != nil {
-		return Page[T]{}, fmt.Errorf("list %s: %w", table, unavailable(err))
+		return Page[T]{}, fmt.Errorf("list %s: %w", l.table, unavailable(err))
 	}
 	items, keys, err := scan(rows)
 	if err != nil {
 		return Page[T]{}, unavailable(err)
 	}
-	return finish(items, keys, p.Limit, sc), nil
+	return finish(items, keys, p.Limit, l.scope), nil
 }

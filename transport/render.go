@@ -31,22 +31,26 @@ func identifiers(ids []events.Identifier) []events.Identifier {
 	return ids
 }
 
+// companyJSON is a company. Address and Identifiers hold the events'
+// values (events.Address, []events.Identifier) when rendered from an
+// event, and the read model's json.RawMessage, already their rendering,
+// which encoding/json copies as it is, when rendered from a query.
 type companyJSON struct {
-	ID                      string              `json:"id"`
-	LegalName               string              `json:"legal_name"`
-	TradingName             string              `json:"trading_name,omitempty"`
-	Address                 events.Address      `json:"address"`
-	DefaultCurrency         string              `json:"default_currency"`
-	DefaultLanguage         string              `json:"default_language"`
-	DefaultPaymentTermsDays int                 `json:"default_payment_terms_days"`
-	Email                   string              `json:"email,omitempty"`
-	ExternalReference       string              `json:"external_reference,omitempty"`
-	Identifiers             []events.Identifier `json:"identifiers"`
-	InvoiceNumberPrefix     string              `json:"invoice_number_prefix"`
-	ArchivedAt              *string             `json:"archived_at"`
-	CreatedAt               string              `json:"created_at"`
-	UpdatedAt               string              `json:"updated_at"`
-	Version                 int                 `json:"version"`
+	ID                      string  `json:"id"`
+	LegalName               string  `json:"legal_name"`
+	TradingName             string  `json:"trading_name,omitempty"`
+	Address                 any     `json:"address"`
+	DefaultCurrency         string  `json:"default_currency"`
+	DefaultLanguage         string  `json:"default_language"`
+	DefaultPaymentTermsDays int     `json:"default_payment_terms_days"`
+	Email                   string  `json:"email,omitempty"`
+	ExternalReference       string  `json:"external_reference,omitempty"`
+	Identifiers             any     `json:"identifiers"`
+	InvoiceNumberPrefix     string  `json:"invoice_number_prefix"`
+	ArchivedAt              *string `json:"archived_at"`
+	CreatedAt               string  `json:"created_at"`
+	UpdatedAt               string  `json:"updated_at"`
+	Version                 int     `json:"version"`
 }
 
 // companyFromEvent renders a company as its creating event describes it:
@@ -67,7 +71,7 @@ func companyFromQuery(c query.Company) companyJSON {
 		ID: c.ID, LegalName: c.LegalName, TradingName: c.TradingName, Address: c.Address,
 		DefaultCurrency: c.DefaultCurrency, DefaultLanguage: c.DefaultLanguage,
 		DefaultPaymentTermsDays: c.DefaultPaymentTermsDays, Email: c.Email,
-		ExternalReference: c.ExternalReference, Identifiers: identifiers(c.Identifiers),
+		ExternalReference: c.ExternalReference, Identifiers: c.Identifiers,
 		InvoiceNumberPrefix: c.InvoiceNumberPrefix,
 		ArchivedAt:          nullableTimestamp(c.ArchivedAt), CreatedAt: timestamp(c.CreatedAt),
 		UpdatedAt: timestamp(c.UpdatedAt), Version: c.Version,

@@ -5,18 +5,19 @@ import (
 	"github.com/invoicing/invoicing/query"
 )
 
+// customerJSON is a customer; Address and Identifiers as in companyJSON.
 type customerJSON struct {
-	ID                string              `json:"id"`
-	CompanyID         string              `json:"company_id"`
-	Name              string              `json:"name"`
-	Address           events.Address      `json:"address"`
-	Email             string              `json:"email,omitempty"`
-	ExternalReference string              `json:"external_reference,omitempty"`
-	Identifiers       []events.Identifier `json:"identifiers"`
-	ArchivedAt        *string             `json:"archived_at"`
-	CreatedAt         string              `json:"created_at"`
-	UpdatedAt         string              `json:"updated_at"`
-	Version           int                 `json:"version"`
+	ID                string  `json:"id"`
+	CompanyID         string  `json:"company_id"`
+	Name              string  `json:"name"`
+	Address           any     `json:"address"`
+	Email             string  `json:"email,omitempty"`
+	ExternalReference string  `json:"external_reference,omitempty"`
+	Identifiers       any     `json:"identifiers"`
+	ArchivedAt        *string `json:"archived_at"`
+	CreatedAt         string  `json:"created_at"`
+	UpdatedAt         string  `json:"updated_at"`
+	Version           int     `json:"version"`
 }
 
 func customerFromEvent(e events.CustomerCreated) customerJSON {
@@ -30,7 +31,7 @@ func customerFromEvent(e events.CustomerCreated) customerJSON {
 func customerFromQuery(c query.Customer) customerJSON {
 	return customerJSON{
 		ID: c.ID, CompanyID: c.CompanyID, Name: c.Name, Address: c.Address, Email: c.Email,
-		ExternalReference: c.ExternalReference, Identifiers: identifiers(c.Identifiers),
+		ExternalReference: c.ExternalReference, Identifiers: c.Identifiers,
 		ArchivedAt: nullableTimestamp(c.ArchivedAt), CreatedAt: timestamp(c.CreatedAt),
 		UpdatedAt: timestamp(c.UpdatedAt), Version: c.Version,
 	}
@@ -59,16 +60,20 @@ type invoiceSummaryJSON struct {
 	ExternalReference string  `json:"external_reference,omitempty"`
 }
 
-// invoiceJSON is the full form.
+// invoiceJSON is the full form. Customer, Issuer and Lines hold the events'
+// values (events.CustomerSnapshot, events.IssuerSnapshot,
+// []events.InvoiceLine) when rendered from events, and the read model's
+// json.RawMessage, already their rendering, which encoding/json copies as it
+// is, when rendered from a query.
 type invoiceJSON struct {
 	invoiceSummaryJSON
-	Customer               events.CustomerSnapshot `json:"customer"`
-	Issuer                 events.IssuerSnapshot   `json:"issuer"`
-	Language               string                  `json:"language"`
-	Lines                  []events.InvoiceLine    `json:"lines"`
-	PurchaseOrderReference string                  `json:"purchase_order_reference,omitempty"`
-	Notes                  string                  `json:"notes,omitempty"`
-	Terms                  string                  `json:"terms,omitempty"`
+	Customer               any    `json:"customer"`
+	Issuer                 any    `json:"issuer"`
+	Language               string `json:"language"`
+	Lines                  any    `json:"lines"`
+	PurchaseOrderReference string `json:"purchase_order_reference,omitempty"`
+	Notes                  string `json:"notes,omitempty"`
+	Terms                  string `json:"terms,omitempty"`
 }
 
 func optionalString(s string) *string {
@@ -117,7 +122,7 @@ func invoiceSummaryFromQuery(i query.InvoiceSummary) invoiceSummaryJSON {
 func invoiceFromQuery(i query.Invoice) invoiceJSON {
 	return invoiceJSON{
 		invoiceSummaryJSON: invoiceSummaryFromQuery(i.InvoiceSummary),
-		Customer:           snapshotCustomer(i.Customer), Issuer: snapshotIssuer(i.Issuer), Language: i.Language,
+		Customer:           i.Customer, Issuer: i.Issuer, Language: i.Language,
 		Lines: i.Lines, PurchaseOrderReference: i.PurchaseOrderReference, Notes: i.Notes, Terms: i.Terms,
 	}
 }

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/invoicing/invoicing/command"
+	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/query"
 )
 
@@ -22,12 +25,16 @@ func (d directory) Company(ctx context.Context, accountID, companyID string) (co
 	if err != nil {
 		return command.CompanyRecord{}, err
 	}
-	return command.CompanyRecord{
-		ID: c.ID, LegalName: c.LegalName, TradingName: c.TradingName, Address: c.Address,
-		Email: c.Email, Identifiers: c.Identifiers, DefaultCurrency: c.DefaultCurrency,
+	r := command.CompanyRecord{
+		ID: c.ID, LegalName: c.LegalName, TradingName: c.TradingName,
+		Email: c.Email, DefaultCurrency: c.DefaultCurrency,
 		DefaultLanguage: c.DefaultLanguage, DefaultPaymentTermsDays: c.DefaultPaymentTermsDays,
 		InvoiceNumberPrefix: c.InvoiceNumberPrefix,
-	}, nil
+	}
+	if err := decodeValues(c.Address, &r.Address, c.Identifiers, &r.Identifiers); err != nil {
+		return command.CompanyRecord{}, fmt.Errorf("company %s: %w", c.ID, err)
+	}
+	return r, nil
 }
 
 func (d directory) InvoiceStream(ctx context.Context, accountID, companyID, invoiceID string) (string, error) {
@@ -46,8 +53,15 @@ func (d directory) Customer(ctx context.Context, accountID, companyID, customerI
 	if err != nil {
 		return command.CustomerRecord{}, err
 	}
-	return command.CustomerRecord{
-		ID: c.ID, CompanyID: c.CompanyID, Name: c.Name, Address: c.Address,
-		Email: c.Email, Identifiers: c.Identifiers,
-	}, nil
+	r := command.CustomerRecord{ID: c.ID, CompanyID: c.CompanyID, Name: c.Name, Email: c.Email}
+	if err := decodeValues(c.Address, &r.Address, c.Identifiers, &r.Identifiers); err != nil {
+		return command.CustomerRecord{}, fmt.Errorf("customer %s: %w", c.ID, err)
+	}
+	return r, nil
+}
+
+// decodeValues decodes the address and identifiers that the read models
+// keep as JSON, for the snapshots of a new invoice.
+func decodeValues(address json.RawMessage, a *events.Address, identifiers json.RawMessage, ids *[]events.Identifier) error {
+	return errors.Join(json.Unmarshal(address, a), json.Unmarshal(identifiers, ids))
 }

@@ -218,6 +218,39 @@ func TestInvoiceRendersFromItsEventAlone(t *testing.T) {
 	}
 }
 
+// The read models keep addresses, identifiers, snapshots and lines as the
+// API renders them, and GETs pass that text through: the very bytes of the
+// 201, with the characters encoding/json would escape for HTML (which the
+// API does not) and absent identifiers as [].
+func TestGetsServeStoredDocumentsByteForByte(t *testing.T) {
+	s := newService(t)
+	tok := token(t, "acme")
+	html := `Smith & Sons <"Nord"> \ Ü`
+	companyBody := strings.Replace(minimalCompany, `"Hauptstr. 1"`, mustJSON(t, html), 1)
+	companyBody = strings.Replace(companyBody, `"Acme GmbH"`, mustJSON(t, html), 1)
+	company := s.mustCreate(t, "/v1/companies", tok, "html-company", companyBody)
+	companyID := company.object(t)["id"].(string)
+	customerBody := strings.Replace(minimalCustomer, `"1 Main St"`, mustJSON(t, html), 1)
+	customer := s.mustCreate(t, "/v1/companies/"+companyID+"/customers", tok, "html-customer", customerBody)
+	b := billing{s: s, tok: tok, companyID: companyID, customerID: customer.object(t)["id"].(string)}
+	invoice := s.mustCreate(t, b.path(""), tok, "html-invoice", b.invoiceBody(t, map[string]any{
+		"lines": []any{map[string]any{"description": html, "quantity": "1", "unit_amount_minor": 100, "tax_rate_bps": 0}},
+	}))
+	for _, created := range []response{company, customer, invoice} {
+		got := s.get(t, created.header.Get("Location"), tok)
+		mustStatus(t, got, http.StatusOK)
+		if !strings.Contains(string(got.body), `Smith & Sons <\"Nord\"> \\ Ü`) {
+			t.Errorf("GET %s does not hold the text unescaped:\n%s", created.header.Get("Location"), got.body)
+		}
+		if strings.TrimSpace(string(got.body)) != strings.TrimSpace(string(created.body)) {
+			t.Errorf("GET %s differs from the 201 body:\n201: %s\nGET: %s", created.header.Get("Location"), created.body, got.body)
+		}
+	}
+	if ids := invoice.object(t)["customer"].(map[string]any)["identifiers"]; ids == nil {
+		t.Errorf("the customer snapshot's identifiers are null, want []")
+	}
+}
+
 func TestTenancyOnEveryRoute(t *testing.T) {
 	s := newService(t)
 	b := newBilling(t, s, "acme", minimalCompany)

@@ -1,6 +1,11 @@
--- Read model of companies, version 2 (2: invoice_number_prefix). Unqualified names: the statements run
+-- Read model of companies, version 3. Unqualified names: the statements run
 -- with search_path set to the schema being built (public for a new database,
 -- a shadow schema during a rebuild).
+-- 2: invoice_number_prefix.
+-- 3: address and identifiers are json holding the API's rendering, read
+--    back as stored (see invoices.sql); each list index is partial on a
+--    condition that only its list states; the position's unique index
+--    leads with position_lo.
 --
 -- (position_hi, position_lo) is the creating event's global position, the
 -- key of every keyset page. The projector applies events in that order, one
@@ -14,20 +19,30 @@ CREATE TABLE companies (
 	stream_name                text        NOT NULL UNIQUE,
 	legal_name                 text        NOT NULL,
 	trading_name               text,
-	address                    jsonb       NOT NULL,
+	address                    json        NOT NULL,
 	default_currency           text        NOT NULL,
 	default_language           text        NOT NULL,
 	default_payment_terms_days integer     NOT NULL,
 	email                      text,
 	external_reference         text,
-	identifiers                jsonb       NOT NULL,
+	identifiers                json        NOT NULL,
 	invoice_number_prefix      text        NOT NULL,
 	archived_at                timestamptz,
 	created_at                 timestamptz NOT NULL,
 	updated_at                 timestamptz NOT NULL,
 	version                    integer     NOT NULL,
-	UNIQUE (position_hi, position_lo)
+	-- (lo, hi): an index that led with position_hi would give every list's
+	-- order, and the planner could walk it past other accounts' rows.
+	UNIQUE (position_lo, position_hi)
 );
 
-CREATE INDEX companies_active_by_account ON companies (account_id, position_hi, position_lo) WHERE archived_at IS NULL;
-CREATE INDEX companies_active_by_reference ON companies (account_id, external_reference, position_hi, position_lo) WHERE archived_at IS NULL;
+-- The lists' indexes, one per list: the account's active companies, or
+-- those with one reference. Each is partial on a condition that only its
+-- own list's query states (true of every row it must hold: the reference
+-- is set; a version is 1 or more), so that no list can be read through the
+-- other's index and sorted, whatever the statistics (see keyset in
+-- query/query.go).
+CREATE INDEX companies_active_by_account ON companies (account_id, position_hi, position_lo)
+	WHERE archived_at IS NULL AND version <> 0;
+CREATE INDEX companies_active_by_reference ON companies (account_id, external_reference, position_hi, position_lo)
+	WHERE archived_at IS NULL AND external_reference IS NOT NULL;

@@ -1,4 +1,8 @@
--- Read model of customers, version 1 (unqualified names; see companies.sql).
+-- Read model of customers, version 2 (unqualified names; see companies.sql).
+-- 2: address and identifiers are json holding the API's rendering, read
+--    back as stored (see invoices.sql); each list index is partial on a
+--    condition that only its list states; the position's unique index
+--    leads with position_lo.
 CREATE TABLE customers (
 	position_hi        bigint      NOT NULL,
 	position_lo        bigint      NOT NULL,
@@ -7,16 +11,20 @@ CREATE TABLE customers (
 	account_id         text        NOT NULL,
 	stream_name        text        NOT NULL UNIQUE,
 	name               text        NOT NULL,
-	address            jsonb       NOT NULL,
+	address            json        NOT NULL,
 	email              text,
 	external_reference text,
-	identifiers        jsonb       NOT NULL,
+	identifiers        json        NOT NULL,
 	archived_at        timestamptz,
 	created_at         timestamptz NOT NULL,
 	updated_at         timestamptz NOT NULL,
 	version            integer     NOT NULL,
-	UNIQUE (position_hi, position_lo)
+	UNIQUE (position_lo, position_hi) -- (lo, hi): see companies.sql
 );
 
-CREATE INDEX customers_active_by_company ON customers (account_id, company_id, position_hi, position_lo) WHERE archived_at IS NULL;
-CREATE INDEX customers_active_by_reference ON customers (account_id, company_id, external_reference, position_hi, position_lo) WHERE archived_at IS NULL;
+-- One index per list, each partial on a condition only its list states
+-- (see companies.sql).
+CREATE INDEX customers_active_by_company ON customers (account_id, company_id, position_hi, position_lo)
+	WHERE archived_at IS NULL AND version <> 0;
+CREATE INDEX customers_active_by_reference ON customers (account_id, company_id, external_reference, position_hi, position_lo)
+	WHERE archived_at IS NULL AND external_reference IS NOT NULL;

@@ -1,0 +1,287 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/invoicing/invoicing/events"
+)
+
+// The read-model tables of the plan test: planInvoices invoices, most of
+// them in two companies of one account (planBig, planIssued), the rest over
+// the other companies; see loadPlanData.
+const (
+	planCompanies = 2_000
+	planCustomers = 20_000
+	planInvoices  = 200_000
+)
+
+// The generated rows' ids: the row's number and its table's.
+const (
+	planCompany = iota + 1
+	planCustomer
+	planInvoice
+)
+
+func planID(table, n int) string {
+	return fmt.Sprintf("%08x-0000-4000-8000-%012x", n, table)
+}
+
+// planIDExpr is planID in SQL, of the integer expression n.
+func planIDExpr(table int, n string) string {
+	return fmt.Sprintf(`(lpad(to_hex(%s), 8, '0') || '-0000-4000-8000-' || lpad(to_hex(%d), 12, '0'))::uuid`, n, table)
+}
+
+// The companies of the skew: planBig (account acme) holds 70% of the
+// invoices, half of them for one customer (customer 1) and nearly all of
+// them drafts; planIssued (acme too) 20%, every one issued; planSmall, an
+// account's single company, a few.
+const (
+	planBig    = 1
+	planIssued = 2
+	planSmall  = 1_500
+)
+
+// loadPlanData fills the read models straight from generate_series, without
+// ANALYZE and with autovacuum off, so that the planner sees the tables as
+// a freshly rebuilt projection leaves them.
+func loadPlanData(t *testing.T, f *fixture) {
+	t.Helper()
+	for _, table := range []string{"companies", "customers", "invoices"} {
+		f.exec(`ALTER TABLE ` + table + ` SET (autovacuum_enabled = off)`)
+	}
+	docs := events.InvoiceDrafted{
+		Customer: events.CustomerSnapshot{ID: planID(planCustomer, 1), Name: "Globex GmbH", Address: address, Identifiers: vat, SchemaVersion: 1},
+		Issuer:   events.IssuerSnapshot{ID: planID(planCompany, 1), LegalName: "Acme SE", Address: address, Identifiers: vat, SchemaVersion: 1},
+		Lines: []events.InvoiceLine{{Position: 1, Description: "Work", Quantity: "1.5", Unit: "h", UnitAmountMinor: 1001,
+			TaxRateBps: 1900, NetAmountMinor: 1502, TaxAmountMinor: 285, TotalAmountMinor: 1787}},
+	}
+	addr, ids := rendered(t, address), rendered(t, vat)
+	// acme holds the first 1,000 companies; every other company is its
+	// account's only one. 1 in 100 has a reference, 1 in 50 is archived.
+	f.exec(fmt.Sprintf(`INSERT INTO companies (position_hi, position_lo, id, account_id, stream_name, legal_name,
+			address, default_currency, default_language, default_payment_terms_days, external_reference,
+			identifiers, invoice_number_prefix, archived_at, created_at, updated_at, version)
+		SELECT i / 100, i, %s, CASE WHEN i <= 1000 THEN 'acme' ELSE 'account-' || i END, 'company-' || i, 'Co ' || i,
+			$1, 'EUR', 'de', 14, CASE WHEN i %% 100 = 42 THEN 'ref-' || i END,
+			$2, 'INV-', CASE WHEN i %% 50 = 7 THEN now() END, now(), now(), 1
+		FROM generate_series(1, %d) AS i`, planIDExpr(planCompany, "i"), planCompanies), addr, ids)
+	// Half of the customers belong to planBig, a quarter to planIssued.
+	f.exec(fmt.Sprintf(`INSERT INTO customers (position_hi, position_lo, id, company_id, account_id, stream_name, name,
+			address, external_reference, identifiers, archived_at, created_at, updated_at, version)
+		SELECT i / 100, i, %s, %s, CASE WHEN c <= 1000 THEN 'acme' ELSE 'account-' || c END, 'customer-' || i, 'Cu ' || i,
+			$1, CASE WHEN i %% 100 = 42 THEN 'ref-' || i END, $2, CASE WHEN i %% 50 = 7 THEN now() END, now(), now(), 1
+		FROM generate_series(1, %d) AS i,
+			LATERAL (SELECT CASE WHEN i <= %d THEN %d WHEN i <= %d THEN %d ELSE 3 + i %% %d END AS c) AS company`,
+		planIDExpr(planCustomer, "i"), planIDExpr(planCompany, "c"), planCustomers,
+		planCustomers/2, planBig, planCustomers*3/4, planIssued, planCompanies-2), addr, ids)
+	f.exec(fmt.Sprintf(`INSERT INTO invoices (position_hi, position_lo, id, company_id, account_id, customer_id, stream_name,
+			customer_name, customer, issuer, currency, language, issue_date, status, lines,
+			subtotal_minor, tax_minor, total_minor, external_reference, created_at, updated_at, version)
+		SELECT i / 100, i, %s, %s, CASE WHEN c <= 1000 THEN 'acme' ELSE 'account-' || c END, %s, 'invoice-' || i,
+			'Cu', $1, $2, 'EUR', 'de', '2026-01-02',
+			CASE WHEN c = %d THEN 'issued' WHEN i %% 100 < 95 THEN 'draft' WHEN i %% 100 < 99 THEN 'issued' ELSE 'void' END,
+			$3, 1502, 285, 1787, CASE WHEN i %% 100 = 42 THEN 'ref-' || i END, now(), now(), 1
+		FROM generate_series(1, %d) AS i,
+			LATERAL (SELECT CASE WHEN i %% 10 < 7 THEN %d WHEN i %% 10 < 9 THEN %d ELSE 3 + i %% %d END AS c) AS company,
+			LATERAL (SELECT CASE WHEN c = %d AND i %% 2 = 0 THEN 1 WHEN c = %d THEN 1 + i %% %d
+				WHEN c = %d THEN %d + i %% %d ELSE %d + i %% %d END AS k) AS customer`,
+		planIDExpr(planInvoice, "i"), planIDExpr(planCompany, "c"), planIDExpr(planCustomer, "k"), planIssued, planInvoices,
+		planBig, planIssued, planCompanies-2,
+		planBig, planBig, planCustomers/2,
+		planIssued, planCustomers/2+1, planCustomers/4, planCustomers*3/4+1, planCustomers/4),
+		rendered(t, docs.Customer), rendered(t, docs.Issuer), rendered(t, docs.Lines))
+}
+
+// planCase is one statement of the query package and the index it must be
+// read through.
+type planCase struct {
+	name, index string
+	st          statement
+	list        bool // a page: the index condition must hold the cursor
+}
+
+// planCases lists every statement the package issues: the gets by id
+// (companies and customers serve the command side's directory too), and
+// each list with each filter and combination, on a big, a skewed, a small
+// and an unknown company, from the first page, the middle and the end.
+func planCases() []planCase {
+	const acme = "acme"
+	big, issued, small := planID(planCompany, planBig), planID(planCompany, planIssued), planID(planCompany, planSmall)
+	smallAccount := fmt.Sprintf("account-%d", planSmall)
+	unknown := planID(planCompany, planCompanies+1)
+	whale, someCustomer := planID(planCustomer, 1), planID(planCustomer, 4242)
+	cases := []planCase{
+		{name: "company by id", index: "companies_pkey", st: companyByID(acme, big)},
+		{name: "customer by id", index: "customers_pkey", st: customerByID(acme, big, whale)},
+		{name: "invoice by id", index: "invoices_pkey", st: invoiceByID(acme, big, planID(planInvoice, 10))},
+		{name: "invoice by id, another company", index: "invoices_pkey", st: invoiceByID(acme, issued, planID(planInvoice, 10))},
+		{name: "invoice stream by id", index: "invoices_pkey", st: invoiceStreamByID(acme, big, planID(planInvoice, 10))},
+	}
+	cursors := map[string]rowKey{
+		"first page": {},
+		"middle":     {hi: planInvoices / 2 / 100, lo: planInvoices / 2},
+		"end":        {hi: planInvoices / 100, lo: planInvoices},
+	}
+	add := func(name, index string, l listing) {
+		for at, after := range cursors {
+			cases = append(cases, planCase{name: name + ", " + at, index: index, st: l.page(after, MaxLimit), list: true})
+		}
+	}
+	add("companies", "companies_active_by_account", companyList(acme, CompanyFilter{}))
+	add("companies of a one-company account", "companies_active_by_account", companyList(smallAccount, CompanyFilter{}))
+	add("companies of an unknown account", "companies_active_by_account", companyList("nobody", CompanyFilter{}))
+	add("companies by reference", "companies_active_by_reference", companyList(acme, CompanyFilter{ExternalReference: "ref-42"}))
+	for name, company := range map[string]string{"big": big, "all issued": issued, "small": small, "unknown": unknown} {
+		account := acme
+		if company == small {
+			account = smallAccount
+		}
+		add("customers of the "+name+" company", "customers_active_by_company", customerList(account, company, CustomerFilter{}))
+		add("customers by reference, "+name, "customers_active_by_reference",
+			customerList(account, company, CustomerFilter{ExternalReference: "ref-4242"}))
+		invoices := func(filter string, f InvoiceFilter, index string) {
+			add("invoices of the "+name+" company"+filter, index, invoiceList(account, company, f))
+		}
+		invoices("", InvoiceFilter{}, "invoices_by_company")
+		invoices(" by the big customer", InvoiceFilter{CustomerID: whale}, "invoices_by_customer")
+		invoices(" by a customer", InvoiceFilter{CustomerID: someCustomer}, "invoices_by_customer")
+		invoices(" by reference", InvoiceFilter{ExternalReference: "ref-4242"}, "invoices_by_reference")
+		for _, status := range []string{"draft", "issued", "void"} {
+			invoices(" by status "+status, InvoiceFilter{Status: status}, "invoices_by_status")
+			invoices(" by customer and status "+status, InvoiceFilter{CustomerID: whale, Status: status}, "invoices_by_customer")
+			invoices(" by reference and status "+status, InvoiceFilter{ExternalReference: "ref-42", Status: status}, "invoices_by_reference")
+		}
+		invoices(" by reference and customer", InvoiceFilter{ExternalReference: "ref-42", CustomerID: whale}, "invoices_by_reference")
+		invoices(" by every filter", InvoiceFilter{CustomerID: whale, ExternalReference: "ref-42", Status: "draft"}, "invoices_by_reference")
+	}
+	return cases
+}
+
+func TestEveryReadModelQueryIsReadThroughItsIndexWhateverTheStatistics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads 200,000 invoices")
+	}
+	f := newFixture(t)
+	start := time.Now()
+	loadPlanData(t, f)
+	t.Logf("loaded %d invoices in %s", planInvoices, time.Since(start).Round(time.Millisecond))
+	cases := planCases()
+	t.Run("unanalysed", func(t *testing.T) { checkPlans(t, f.pool, cases) })
+	f.exec(`ANALYZE companies, customers, invoices`)
+	t.Run("analysed", func(t *testing.T) { checkPlans(t, f.pool, cases) })
+}
+
+// checkPlans explains every case as the pool runs it: pgx prepares each
+// statement, and PostgreSQL plans the first executions for their values
+// (custom plans) and may then keep a plan for any value (generic). Both
+// must be the case's index.
+func checkPlans(t *testing.T, pool *pgxpool.Pool, cases []planCase) {
+	ctx := context.Background()
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+		for i, c := range cases {
+			plan, err := explain(ctx, conn.Conn(), fmt.Sprintf("plan_%d", i), mode, c.st)
+			if err != nil {
+				t.Fatalf("%s (%s): %v\n%s", c.name, mode, err, c.st.sql)
+			}
+			if problem := planProblem(plan, c); problem != "" {
+				t.Errorf("%s (%s): %s\n%s\n%s", c.name, mode, problem, c.st.sql, indentPlan(plan))
+			}
+		}
+	}
+}
+
+// explain prepares st and explains its execution with its arguments under
+// plan_cache_mode mode.
+func explain(ctx context.Context, conn *pgx.Conn, name, mode string, st statement) (map[string]any, error) {
+	if _, err := conn.Exec(ctx, "SET plan_cache_mode = "+mode); err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, "PREPARE "+name+" AS "+st.sql); err != nil {
+		return nil, err
+	}
+	defer conn.Exec(ctx, "DEALLOCATE "+name)
+	literals := make([]string, len(st.args))
+	for i, a := range st.args {
+		literals[i] = literal(a)
+	}
+	var out []byte
+	err := conn.QueryRow(ctx, "EXPLAIN (FORMAT JSON) EXECUTE "+name+"("+strings.Join(literals, ", ")+")").Scan(&out)
+	if err != nil {
+		return nil, err
+	}
+	var plans []struct {
+		Plan map[string]any
+	}
+	if err := json.Unmarshal(out, &plans); err != nil || len(plans) != 1 {
+		return nil, fmt.Errorf("EXPLAIN output %s: %v", out, err)
+	}
+	return plans[0].Plan, nil
+}
+
+func literal(v any) string {
+	switch v := v.(type) {
+	case string:
+		return "'" + strings.ReplaceAll(v, "'", "''") + "'"
+	case int, int64:
+		return fmt.Sprint(v)
+	}
+	panic(fmt.Sprintf("literal of %T", v))
+}
+
+// planProblem says what is wrong with plan for c, or "": every scan is an
+// index scan on c's index, nothing is sorted, and a page's index condition
+// holds its cursor (the scan starts there, however deep).
+func planProblem(plan map[string]any, c planCase) string {
+	var scans []map[string]any
+	var walk func(map[string]any) string
+	walk = func(n map[string]any) string {
+		switch typ := n["Node Type"]; typ {
+		case "Seq Scan", "Sort", "Incremental Sort", "Bitmap Heap Scan", "Bitmap Index Scan":
+			return fmt.Sprintf("a %s node", typ)
+		case "Index Scan", "Index Only Scan":
+			scans = append(scans, n)
+		}
+		children, _ := n["Plans"].([]any)
+		for _, child := range children {
+			if p := walk(child.(map[string]any)); p != "" {
+				return p
+			}
+		}
+		return ""
+	}
+	if p := walk(plan); p != "" {
+		return p
+	}
+	if len(scans) != 1 {
+		return fmt.Sprintf("%d index scans, want 1", len(scans))
+	}
+	if index := scans[0]["Index Name"]; index != c.index {
+		return fmt.Sprintf("reads index %v, want %s", index, c.index)
+	}
+	cond, _ := scans[0]["Index Cond"].(string)
+	if c.list && !strings.Contains(cond, "position_hi") {
+		return fmt.Sprintf("the index condition %q does not start at the cursor", cond)
+	}
+	if !c.list && !strings.HasPrefix(cond, "(id = ") {
+		return fmt.Sprintf("the index condition %q is not the id alone", cond)
+	}
+	return ""
+}
+
+func indentPlan(plan map[string]any) string {
+	b, _ := json.MarshalIndent(plan, "", "  ")
+	return string(b)
+}
