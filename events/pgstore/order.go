@@ -44,11 +44,14 @@ WHERE (tx_id, global_position) > ($1::text::xid8, $2::bigint)
 ORDER BY tx_id, global_position -- the xid8 column: tx_text would sort "1000" before "999"
 LIMIT $4`
 
-// heldBackSQL tells whether rows exist that readers cannot see yet because
-// an older transaction is still open; a subscription then polls soon instead
-// of waiting for the next notification. It reads one entry at the end of
-// events_global_order (the newest tx_id) whatever the size of the log;
-// "EXISTS (... WHERE tx_id >= horizon)" was planned as a sequential scan.
+// heldBackSQL finds a row of the types in $1 (NULL: any) that readers
+// cannot see yet because an older transaction is still open; a subscription
+// then polls soon instead of waiting for the next notification. It scans
+// events_global_order backwards from its end down to the horizon at most:
+// the rows of transactions in flight, whatever the size of the log.
+// ("EXISTS (... WHERE tx_id >= horizon)" was planned as a sequential scan,
+// and EXISTS drops the ORDER BY and LIMIT that keep it on the index.)
 const heldBackSQL = `
-SELECT coalesce((SELECT tx_id FROM events ORDER BY tx_id DESC LIMIT 1)
-	>= pg_snapshot_xmin(pg_current_snapshot()), false)`
+SELECT tx_id::text FROM events
+WHERE tx_id >= pg_snapshot_xmin(pg_current_snapshot()) AND ($1::text[] IS NULL OR event_type = ANY($1))
+ORDER BY tx_id DESC LIMIT 1`

@@ -120,8 +120,16 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	case err != nil:
 		return events.AppendResult{}, fmt.Errorf("pgstore: append to %s: %w", stream, unavailable(err))
 	}
-	s.committed()
+	s.committed(eventTypes(evs))
 	return res, nil
+}
+
+func eventTypes(evs []events.EventData) []string {
+	types := make([]string, len(evs))
+	for i, ev := range evs {
+		types[i] = ev.Type
+	}
+	return types
 }
 
 // insert runs appendSQL; n is how many events it wrote (0 or all) and res

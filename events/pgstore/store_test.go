@@ -185,4 +185,24 @@ func TestSubscribeAllLeavesOutPayloadsOfOtherTypes(t *testing.T) {
 			t.Fatalf("%s not delivered", want.stream)
 		}
 	}
+	// Live: an append of another type wakes no one, yet the poll delivers it,
+	// in its place before the next event of the subscriber's type.
+	later := eventData("customer-2", 0)
+	later.Type = events.TypeCustomerCreated
+	if _, err := store.Append(ctx, "customer-2", events.NoStream(), later); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Append(ctx, "company-3", events.NoStream(), eventData("company-3", 0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"customer-2", "company-3"} {
+		select {
+		case ev := <-sub.Events():
+			if ev.Stream != want {
+				t.Fatalf("delivered %s, want %s", ev.Stream, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s not delivered", want)
+		}
+	}
 }

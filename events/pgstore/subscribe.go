@@ -2,8 +2,11 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/invoicing/invoicing/events"
 )
@@ -48,7 +51,7 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 	defer close(sub.ch)
 	held := heldBackPoll
 	for {
-		wake := s.wake.Wait() // taken before reading, so no commit is missed
+		wake := s.wake.Wait(sub.payloadsOf) // taken before reading, so no commit is missed
 		page, err := s.readPage(ctx, pos, pageSize, sub.payloadsOf)
 		if err != nil {
 			sub.fail(ctx, err)
@@ -72,7 +75,7 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 		// Committed events hidden behind an older open transaction show up
 		// as soon as it ends, which no notification announces: poll soon,
 		// backing off in case that transaction is a long one.
-		if hidden, err := s.heldBack(ctx); err == nil && hidden {
+		if hidden, err := s.heldBack(ctx, sub.payloadsOf); err == nil && hidden {
 			wait, held = held, min(held*2, s.poll)
 		}
 		select {
@@ -95,10 +98,15 @@ func (sub *subscription) fail(ctx context.Context, err error) {
 	sub.mu.Unlock()
 }
 
-func (s *Store) heldBack(ctx context.Context) (bool, error) {
-	var held bool
-	err := s.pool.QueryRow(ctx, heldBackSQL).Scan(&held)
-	return held, err
+// heldBack reports whether events of types (nil: any) are hidden behind
+// the horizon.
+func (s *Store) heldBack(ctx context.Context, types []string) (bool, error) {
+	var newest string
+	err := s.pool.QueryRow(ctx, heldBackSQL, types).Scan(&newest)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // stopped is closed when the store is closed.

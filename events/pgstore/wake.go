@@ -2,6 +2,8 @@ package pgstore
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -11,32 +13,54 @@ import (
 // always read from their own checkpoint.
 const notifyChannel = "invoicing_events"
 
-// broadcaster wakes every waiter at once: Wait hands out a channel that the
-// next Broadcast closes.
+// broadcaster wakes waiters by the event types they read: Wait hands out a
+// channel that the next Broadcast of one of those types closes. A projection
+// of companies then sleeps through a stream of invoice appends (its
+// subscription's poll interval still moves it along), instead of reading
+// after each of them. Waiters of the same types share a channel.
 type broadcaster struct {
-	mu sync.Mutex
-	ch chan struct{}
+	mu      sync.Mutex
+	waiting map[string]*waiters // by the types' key
 }
 
-func newBroadcaster() *broadcaster { return &broadcaster{ch: make(chan struct{})} }
+type waiters struct {
+	types []string // nil: every type
+	ch    chan struct{}
+}
 
-func (b *broadcaster) Wait() <-chan struct{} {
+func newBroadcaster() *broadcaster { return &broadcaster{waiting: map[string]*waiters{}} }
+
+// Wait returns a channel closed by the next commit of an event of types
+// (nil: of any type).
+func (b *broadcaster) Wait(types []string) <-chan struct{} {
+	key := strings.Join(types, ",")
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.ch
+	w, ok := b.waiting[key]
+	if !ok {
+		w = &waiters{types: types, ch: make(chan struct{})}
+		b.waiting[key] = w
+	}
+	return w.ch
 }
 
-func (b *broadcaster) Broadcast() {
+// Broadcast wakes the waiters of any of types (nil: every waiter).
+func (b *broadcaster) Broadcast(types []string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	close(b.ch)
-	b.ch = make(chan struct{})
+	for key, w := range b.waiting {
+		if types == nil || w.types == nil || slices.ContainsFunc(types, func(t string) bool { return slices.Contains(w.types, t) }) {
+			close(w.ch)
+			delete(b.waiting, key)
+		}
+	}
 }
 
-// committed runs after every successful append: local subscribers wake at
-// once, and other processes hear of it through the notifier.
-func (s *Store) committed() {
-	s.wake.Broadcast()
+// committed runs after every successful append of events of types: local
+// subscribers of those types wake at once, and other processes hear of it
+// through the notifier.
+func (s *Store) committed(types []string) {
+	s.wake.Broadcast(types)
 	select {
 	case s.notify <- struct{}{}:
 	default: // a notification is already pending; it covers this commit too
@@ -106,11 +130,11 @@ func (s *Store) listenOnce(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
 		return err
 	}
-	s.wake.Broadcast() // notifications may have been missed while away
+	s.wake.Broadcast(nil) // notifications may have been missed while away
 	for {
 		if _, err := conn.WaitForNotification(ctx); err != nil {
 			return err
 		}
-		s.wake.Broadcast()
+		s.wake.Broadcast(nil) // a notification does not say what was appended
 	}
 }
