@@ -38,12 +38,7 @@ type target struct {
 func applyBatch(ctx context.Context, pool *pgxpool.Pool, proj Projection, to target, q *quarantine, from events.Position, batch []events.RecordedEvent) (events.Position, []QuarantinedEvent, error) {
 	last := batch[len(batch)-1].Position
 	if !q.touches(batch) {
-		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			if err := to.enter(ctx, tx); err != nil {
-				return err
-			}
-			return sendEvents(ctx, tx, proj, batch, func(b *pgx.Batch) { q.queueCAS(b, from, last) })
-		})
+		err := casFailure(writeBatch(ctx, pool, proj, to, batch, func(b *pgx.Batch) { q.queueCAS(b, from, last) }))
 		if err == nil {
 			return last, nil, nil
 		}
@@ -53,7 +48,7 @@ func applyBatch(ctx context.Context, pool *pgxpool.Pool, proj Projection, to tar
 	}
 	set, err := applyBatchCarefully(ctx, pool, proj, to, q, from, batch)
 	if err != nil {
-		return from, nil, err
+		return from, nil, casFailure(err)
 	}
 	q.add(set)
 	return last, set, nil
@@ -81,9 +76,32 @@ func applyBatchCarefully(ctx context.Context, pool *pgxpool.Pool, proj Projectio
 	return set, err
 }
 
+// writeBatch writes the events' statements and finish's in one
+// transaction. The live tables need no settings, so the batch goes as one
+// implicit transaction: one round trip, committed at its end, rolled back
+// entirely by any error (queueCAS fails on the server for that reason). A
+// rebuild's batch sets its schema and commit mode first, in an explicit
+// transaction.
+func writeBatch(ctx context.Context, pool *pgxpool.Pool, proj Projection, to target, evs []events.RecordedEvent, finish func(*pgx.Batch)) error {
+	if to.schema == "" && !to.bulk {
+		return sendEvents(ctx, pool, proj, evs, finish)
+	}
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if err := to.enter(ctx, tx); err != nil {
+			return err
+		}
+		return sendEvents(ctx, tx, proj, evs, finish)
+	})
+}
+
+// batchSender is what a pool and a transaction share for sendEvents.
+type batchSender interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
 // sendEvents queues every event's statements, then whatever finish adds,
 // and sends them in one round trip.
-func sendEvents(ctx context.Context, tx pgx.Tx, proj Projection, evs []events.RecordedEvent, finish func(*pgx.Batch)) error {
+func sendEvents(ctx context.Context, tx batchSender, proj Projection, evs []events.RecordedEvent, finish func(*pgx.Batch)) error {
 	b := &pgx.Batch{}
 	for _, ev := range evs {
 		if err := proj.Apply(ev, b); err != nil {

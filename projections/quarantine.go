@@ -131,28 +131,27 @@ func (q *quarantine) add(set []QuarantinedEvent) {
 	}
 }
 
-const casCheckpointSQL = `
-	UPDATE public.projection_checkpoints SET position = $3, updated_at = now()
-	WHERE name = $1 AND position = $2
-	RETURNING quarantine_epoch`
-
-// queueCAS queues the checkpoint's compare-and-swap from from to to. It
-// fails the batch when another worker moved the checkpoint, or when the
-// quarantine changed since q was read: the UPDATE waits for whoever holds
-// the row and returns the epoch that commits with ours.
+// queueCAS queues the checkpoint's compare-and-swap from from to to
+// (projection_advance, migration 005). It fails the transaction when
+// another worker moved the checkpoint, or when the quarantine changed since
+// q was read; casFailure tells which.
 func (q *quarantine) queueCAS(b *pgx.Batch, from, to events.Position) {
-	b.Queue(casCheckpointSQL, q.name, from.String(), to.String()).QueryRow(func(row pgx.Row) error {
-		var epoch int64
-		switch err := row.Scan(&epoch); {
-		case errors.Is(err, pgx.ErrNoRows):
-			return errCheckpointMoved
-		case err != nil:
-			return fmt.Errorf("checkpoint %s: %w", q.name, err)
-		case epoch != q.epoch:
-			return errQuarantineChanged
-		}
-		return nil
-	})
+	b.Queue(`SELECT public.projection_advance($1, $2, $3, $4)`, q.name, from.String(), to.String(), q.epoch)
+}
+
+// casFailure maps projection_advance's errors to errCheckpointMoved and
+// errQuarantineChanged, keeping the cause; other errors pass unchanged.
+func casFailure(err error) error {
+	var pgErr *pgconn.PgError
+	switch {
+	case !errors.As(err, &pgErr):
+		return err
+	case pgErr.Code == "IV001":
+		return fmt.Errorf("%w: %w", errCheckpointMoved, err)
+	case pgErr.Code == "IV002":
+		return fmt.Errorf("%w: %w", errQuarantineChanged, err)
+	}
+	return err
 }
 
 // applyCarefully applies evs one at a time, each in a savepoint, and returns

@@ -280,3 +280,39 @@ func checkpointOf(t *testing.T, e env, name string) events.Position {
 	}
 	return pos
 }
+
+// A batch whose checkpoint moved under it writes nothing: its rows and its
+// compare-and-swap travel as one implicit transaction, which the failed
+// compare-and-swap rolls back. The error says what happened.
+func TestABatchBehindAMovedCheckpointWritesNothing(t *testing.T) {
+	e := newEnv(t)
+	last := appendCompanies(t, e.store, 3)
+	batch, err := e.store.ReadAll(context.Background(), events.Position{}, 10)
+	if err != nil || len(batch) != 3 {
+		t.Fatalf("setup: read %d events, %v", len(batch), err)
+	}
+	if _, err := loadCheckpoint(context.Background(), e.pool, "companies"); err != nil {
+		t.Fatal(err)
+	}
+	q, err := loadQuarantine(context.Background(), e.pool, "companies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := batch[0].Position // the checkpoint is at the start, not here
+	_, _, err = applyBatch(context.Background(), e.pool, Companies{}, target{checkpoint: "companies"}, q, stale, batch[1:])
+	if !errors.Is(err, errCheckpointMoved) {
+		t.Fatalf("applyBatch from a stale checkpoint = %v, want errCheckpointMoved", err)
+	}
+	if rows, _ := companyCounts(t, e.pool); rows != 0 {
+		t.Fatalf("%d rows written by a batch whose compare-and-swap failed, want 0", rows)
+	}
+	if cp := checkpointOf(t, e, "companies"); cp != (events.Position{}) {
+		t.Fatalf("checkpoint moved to %s", cp)
+	}
+	if _, _, err := applyBatch(context.Background(), e.pool, Companies{}, target{checkpoint: "companies"}, q, events.Position{}, batch); err != nil {
+		t.Fatal(err)
+	}
+	if rows, _ := companyCounts(t, e.pool); rows != 3 || checkpointOf(t, e, "companies") != last {
+		t.Fatalf("from the right checkpoint: %d rows, checkpoint %s; want 3 at %s", rows, checkpointOf(t, e, "companies"), last)
+	}
+}
