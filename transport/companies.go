@@ -50,9 +50,19 @@ func (s *server) listCompanies(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// companyExists makes a list under another account's (or no) company a 404
-// rather than an empty page.
-func (s *server) companyExists(r *http.Request, companyID string) error {
-	_, err := s.Queries.Company(r.Context(), principal(r).AccountID, companyID)
-	return err
+// listedCompanyExists makes a list under another account's (or no) company
+// a 404 rather than an empty page, and otherwise returns listErr, the list's
+// own error. A page with items needs no check: the list's query selects by
+// account and company, so its rows prove the company is the caller's. An
+// empty page, or a list that failed (a cursor of another list, say), does
+// not, and the 404 comes first, as when the company was checked before the
+// list.
+func (s *server) listedCompanyExists(r *http.Request, companyID string, items int, listErr error) error {
+	if listErr == nil && items > 0 {
+		return nil
+	}
+	if _, err := s.Queries.Company(r.Context(), principal(r).AccountID, companyID); err != nil {
+		return err
+	}
+	return listErr
 }

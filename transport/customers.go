@@ -53,11 +53,8 @@ func (s *server) listCustomers(w http.ResponseWriter, r *http.Request) error {
 	if err := perr.orNil(); err != nil {
 		return err
 	}
-	if err := s.companyExists(r, companyID); err != nil {
-		return err
-	}
 	page, err := s.Queries.Customers(r.Context(), principal(r).AccountID, companyID, filter, params.page)
-	if err != nil {
+	if err := s.listedCompanyExists(r, companyID, len(page.Items), err); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, list(page, customerFromQuery))

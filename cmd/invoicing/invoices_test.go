@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
 )
 
 // billing is a company with one customer, ready to invoice.
@@ -291,6 +293,45 @@ func TestTenancyOnEveryRoute(t *testing.T) {
 		if data := s.get(t, path, b.tok).object(t)["data"].([]any); len(data) != 0 {
 			t.Errorf("%s lists %d rows of a sibling company", path, len(data))
 		}
+	}
+}
+
+// A list checks the company only when its page is empty or the list
+// failed; the answers are those of a check made first: another account's
+// company is a 404 whatever the cursor, the caller's own a 422 for a cursor
+// of another list, and a page with rows is the caller's.
+func TestAListOfAnotherAccountsCompanyIs404WhateverItsCursor(t *testing.T) {
+	s := newService(t)
+	b := newBilling(t, s, "acme", minimalCompany)
+	b.create(t, "cursor-invoice-1", b.invoiceBody(t, nil))
+	b.create(t, "cursor-invoice-2", b.invoiceBody(t, nil))
+	s.createCustomer(t, b.tok, b.companyID, "cursor-customer-2", minimalCustomer)
+	cursor := func(path string) string {
+		page := s.get(t, path+"?limit=1", b.tok)
+		mustStatus(t, page, http.StatusOK)
+		return page.object(t)["pagination"].(map[string]any)["next_cursor"].(string)
+	}
+	invoices, customers := b.path(""), "/v1/companies/"+b.companyID+"/customers"
+	invoiceCursor, customerCursor := cursor(invoices), cursor(customers)
+	other := token(t, "globex")
+	tests := []struct {
+		name, path, tok string
+		want            int
+	}{
+		{"another account's invoices", invoices, other, http.StatusNotFound},
+		{"another account's invoices after the owner's cursor", invoices + "?after=" + invoiceCursor, other, http.StatusNotFound},
+		{"another account's invoices after a customers cursor", invoices + "?after=" + customerCursor, other, http.StatusNotFound},
+		{"another account's customers after the owner's cursor", customers + "?after=" + customerCursor, other, http.StatusNotFound},
+		{"an unknown company's invoices after a cursor", "/v1/companies/" + uuid.NewString() + "/invoices?after=" + invoiceCursor, b.tok, http.StatusNotFound},
+		{"the owner's invoices after a customers cursor", invoices + "?after=" + customerCursor, b.tok, http.StatusUnprocessableEntity},
+		{"the owner's customers after an invoices cursor", customers + "?after=" + invoiceCursor, b.tok, http.StatusUnprocessableEntity},
+		{"the owner's invoices after its cursor", invoices + "?after=" + invoiceCursor, b.tok, http.StatusOK},
+		{"the owner's invoices of a status it has none of", invoices + "?status=void", b.tok, http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mustStatus(t, s.get(t, tt.path, tt.tok), tt.want)
+		})
 	}
 }
 
