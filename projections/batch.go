@@ -103,9 +103,15 @@ type batchSender interface {
 // and sends them in one round trip.
 func sendEvents(ctx context.Context, tx batchSender, proj Projection, evs []events.RecordedEvent, finish func(*pgx.Batch)) error {
 	b := &pgx.Batch{}
-	for _, ev := range evs {
-		if err := proj.Apply(ev, b); err != nil {
-			return fmt.Errorf("apply %s at %s: %w", ev.Type, ev.Position, &applyError{err})
+	if ba, ok := proj.(batchApplier); ok {
+		if err := ba.ApplyAll(evs, b); err != nil {
+			return fmt.Errorf("apply a batch at %s: %w", evs[0].Position, &applyError{err})
+		}
+	} else {
+		for _, ev := range evs {
+			if err := proj.Apply(ev, b); err != nil {
+				return fmt.Errorf("apply %s at %s: %w", ev.Type, ev.Position, &applyError{err})
+			}
 		}
 	}
 	if finish != nil {

@@ -65,14 +65,22 @@ func applyVoided(ev events.RecordedEvent, batch *pgx.Batch) error {
 	return nil
 }
 
-func applyDrafted(ev events.RecordedEvent, batch *pgx.Batch) error {
-	var d events.InvoiceDrafted
+// decodeDrafted decodes an InvoiceDrafted and renders its documents as the
+// read model stores them.
+func decodeDrafted(ev events.RecordedEvent) (d events.InvoiceDrafted, customer, issuer, lines []byte, err error) {
 	if err := json.Unmarshal(ev.Data, &d); err != nil {
-		return fmt.Errorf("invoices: decode %s event %x: %w", ev.Type, ev.ID, err)
+		return d, nil, nil, nil, fmt.Errorf("invoices: decode %s event %x: %w", ev.Type, ev.ID, err)
 	}
-	customer, issuer, lines, err := renderDocuments(d)
+	if customer, issuer, lines, err = renderDocuments(d); err != nil {
+		return d, nil, nil, nil, fmt.Errorf("invoices: render %s event %x: %w", ev.Type, ev.ID, err)
+	}
+	return d, customer, issuer, lines, nil
+}
+
+func applyDrafted(ev events.RecordedEvent, batch *pgx.Batch) error {
+	d, customer, issuer, lines, err := decodeDrafted(ev)
 	if err != nil {
-		return fmt.Errorf("invoices: render %s event %x: %w", ev.Type, ev.ID, err)
+		return err
 	}
 	hi, lo := key(ev)
 	batch.Queue(`

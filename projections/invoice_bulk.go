@@ -1,0 +1,106 @@
+package projections
+
+import (
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/invoicing/invoicing/events"
+)
+
+// A batch of events applied with as few statements as its order allows:
+// consecutive InvoiceDrafted events become one multi-row INSERT, which
+// PostgreSQL plans and executes once instead of once per invoice. That is
+// most of a catch-up or a rebuild, where batches hold hundreds of drafts.
+//
+// batchApplier is the optional interface; sendEvents uses it on the fast
+// path. The careful path (quarantine.go) still applies one event at a time
+// with Apply, which must have the same effect.
+type batchApplier interface {
+	ApplyAll(evs []events.RecordedEvent, batch *pgx.Batch) error
+}
+
+// draftedRowsSQL inserts the rows of $1..$23, one array element per
+// invoice, exactly as applyDrafted inserts one.
+const draftedRowsSQL = `
+INSERT INTO invoices (id, company_id, account_id, customer_id, stream_name, customer_name,
+	customer, issuer, currency, language, issue_date, due_date, status, lines,
+	subtotal_minor, tax_minor, total_minor, external_reference, purchase_order_reference,
+	notes, terms, created_at, updated_at, version, position_hi, position_lo)
+SELECT id::uuid, company_id::uuid, account_id, customer_id::uuid, stream_name, customer_name,
+	customer::json, issuer::json, currency, language, issue_date::date, due_date::date, 'draft', lines::json,
+	subtotal_minor, tax_minor, total_minor, external_reference, purchase_order_reference,
+	notes, terms, created_at, created_at, version, position_hi, position_lo
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+	$7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[],
+	$14::bigint[], $15::bigint[], $16::bigint[], $17::text[], $18::text[],
+	$19::text[], $20::text[], $21::timestamptz[], $22::int[], $23::bigint[], $24::bigint[])
+	AS t(id, company_id, account_id, customer_id, stream_name, customer_name,
+	customer, issuer, currency, language, issue_date, due_date, lines,
+	subtotal_minor, tax_minor, total_minor, external_reference, purchase_order_reference,
+	notes, terms, created_at, version, position_hi, position_lo)
+ORDER BY position_hi, position_lo
+ON CONFLICT (id) DO NOTHING`
+
+// draftedRows are the columns of consecutive drafts, one slice per column.
+type draftedRows struct {
+	id, companyID, accountID, customerID, stream, customerName []string
+	customer, issuer, currency, language, issueDate            []string
+	dueDate                                                    []*string
+	lines                                                      []string
+	subtotal, tax, total                                       []int64
+	externalRef, poRef, notes, terms                           []*string
+	createdAt                                                  []time.Time
+	version                                                    []int32
+	hi, lo                                                     []int64
+}
+
+// ApplyAll implements batchApplier.
+func (Invoices) ApplyAll(evs []events.RecordedEvent, batch *pgx.Batch) error {
+	var rows draftedRows
+	for _, ev := range evs {
+		if ev.Type == events.TypeInvoiceDrafted {
+			if err := rows.add(ev); err != nil {
+				return err
+			}
+			continue
+		}
+		rows.queue(batch) // an update must find the rows inserted before it
+		rows = draftedRows{}
+		if err := (Invoices{}).Apply(ev, batch); err != nil {
+			return err
+		}
+	}
+	rows.queue(batch)
+	return nil
+}
+
+func (r *draftedRows) add(ev events.RecordedEvent) error {
+	d, customer, issuer, lines, err := decodeDrafted(ev)
+	if err != nil {
+		return err
+	}
+	hi, lo := key(ev)
+	r.id, r.companyID, r.accountID = append(r.id, d.InvoiceID), append(r.companyID, d.CompanyID), append(r.accountID, d.AccountID)
+	r.customerID, r.stream, r.customerName = append(r.customerID, d.CustomerID), append(r.stream, ev.Stream), append(r.customerName, d.CustomerName)
+	r.customer, r.issuer, r.lines = append(r.customer, string(customer)), append(r.issuer, string(issuer)), append(r.lines, string(lines))
+	r.currency, r.language, r.issueDate = append(r.currency, d.Currency), append(r.language, d.Language), append(r.issueDate, d.IssueDate)
+	r.dueDate = append(r.dueDate, nullable(d.DueDate))
+	r.subtotal, r.tax, r.total = append(r.subtotal, d.SubtotalMinor), append(r.tax, d.TaxMinor), append(r.total, d.TotalMinor)
+	r.externalRef, r.poRef = append(r.externalRef, nullable(d.ExternalReference)), append(r.poRef, nullable(d.PurchaseOrderReference))
+	r.notes, r.terms = append(r.notes, nullable(d.Notes)), append(r.terms, nullable(d.Terms))
+	r.createdAt, r.version = append(r.createdAt, d.CreatedAt), append(r.version, int32(ev.Revision)+1)
+	r.hi, r.lo = append(r.hi, hi), append(r.lo, lo)
+	return nil
+}
+
+// queue queues the INSERT of the rows, if there are any.
+func (r *draftedRows) queue(batch *pgx.Batch) {
+	if len(r.id) == 0 {
+		return
+	}
+	batch.Queue(draftedRowsSQL, r.id, r.companyID, r.accountID, r.customerID, r.stream, r.customerName,
+		r.customer, r.issuer, r.currency, r.language, r.issueDate, r.dueDate, r.lines,
+		r.subtotal, r.tax, r.total, r.externalRef, r.poRef, r.notes, r.terms,
+		r.createdAt, r.version, r.hi, r.lo)
+}

@@ -1,0 +1,77 @@
+package projections
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/invoicing/invoicing/events"
+)
+
+// oneByOne hides a projection's ApplyAll: sendEvents then applies each
+// event with Apply, as the careful path does.
+type oneByOne struct{ Projection }
+
+// ApplyAll (one multi-row INSERT per run of drafts) writes exactly the rows
+// that Apply, one event at a time, writes: same events, same table.
+func TestInvoicesApplyAllWritesWhatApplyWrites(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	created := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	for i := range 12 {
+		d := draftedInvoice(created.Add(time.Duration(i) * time.Minute))
+		if i%3 == 0 {
+			d.ExternalReference, d.Notes, d.DueDate = fmt.Sprint("ref-", i), "Danke", ""
+		}
+		stream, _, _ := appendEvent(t, e.store, "invoice", events.TypeInvoiceDrafted, d)
+		if i%4 == 1 { // an update between drafts ends a run of them
+			appendNext(t, e, stream, 1, events.TypeInvoiceIssued, events.InvoiceIssued{InvoiceID: d.InvoiceID, CompanyID: d.CompanyID,
+				AccountID: d.AccountID, Number: fmt.Sprintf("INV-%06d", i), Sequence: uint64(i), IssuedAt: created})
+		}
+		if i == 5 {
+			appendNext(t, e, stream, 2, events.TypeInvoiceVoided, events.InvoiceVoided{InvoiceID: d.InvoiceID, CompanyID: d.CompanyID,
+				AccountID: d.AccountID, Reason: "Doppelt", VoidedAt: created})
+		}
+	}
+	evs, err := e.store.ReadAll(ctx, events.Position{}, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := map[string]string{}
+	for name, p := range map[string]Projection{"ApplyAll": Invoices{}, "Apply": oneByOne{Invoices{}}} {
+		if _, err := e.pool.Exec(ctx, `TRUNCATE invoices`); err != nil {
+			t.Fatal(err)
+		}
+		if err := sendEvents(ctx, e.pool, p, evs, nil); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var table string
+		if err := e.pool.QueryRow(ctx, `SELECT json_agg(i ORDER BY id)::text FROM invoices i`).Scan(&table); err != nil {
+			t.Fatal(err)
+		}
+		tables[name] = table
+	}
+	if n := strings.Count(tables["Apply"], `"status":"issued"`) + strings.Count(tables["Apply"], `"status":"void"`); n != 3 {
+		t.Fatalf("setup: %d issued or void rows, want 3: %s", n, tables["Apply"])
+	}
+	if tables["ApplyAll"] != tables["Apply"] {
+		t.Fatalf("ApplyAll wrote\n%s\nApply wrote\n%s", tables["ApplyAll"], tables["Apply"])
+	}
+}
+
+// appendNext appends an event of typ at revision rev (> 0) of stream.
+func appendNext(t *testing.T, e env, stream string, rev uint64, typ string, payload any) {
+	t.Helper()
+	data, err := json.Marshal(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.store.Append(context.Background(), stream, events.AtRevision(rev-1), events.EventData{
+		ID: events.EventID(stream, rev), Type: typ, Data: data, Metadata: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
