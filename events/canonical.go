@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -23,70 +22,212 @@ import (
 // encodings of the same value give the same bytes, so an auditor can
 // recompute a hash from parsed JSON in any language.
 func CanonicalJSON(raw []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("canonical JSON: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("canonical JSON: trailing data")
+	if !json.Valid(raw) {
+		var v any
+		return nil, fmt.Errorf("canonical JSON: %w", json.Unmarshal(raw, &v))
 	}
 	var b bytes.Buffer
-	if err := writeCanonical(&b, v); err != nil {
+	b.Grow(len(raw))
+	c := canonicalizer{src: raw}
+	if _, err := c.value(&b, c.space(0)); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
 }
 
-func writeCanonical(b *bytes.Buffer, v any) error {
-	switch v := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		b.WriteString(strconv.FormatBool(v))
-	case string:
-		writeCanonicalString(b, v)
-	case json.Number:
-		return writeCanonicalNumber(b, v)
-	case []any:
-		b.WriteByte('[')
-		for i, item := range v {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := writeCanonical(b, item); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
-	case map[string]any:
-		return writeCanonicalObject(b, v)
-	default:
-		return fmt.Errorf("canonical JSON: unexpected %T", v)
-	}
-	return nil
+// canonicalizer writes the canonical form of valid JSON as it reads it,
+// without building a tree: only an object's members are collected, to be
+// sorted. The audit chain canonicalises every event, so this runs once per
+// event appended and once per event a verifier reads; decoding into
+// map[string]any and writing that out cost four times as much.
+//
+// src has passed json.Valid, so scanning it needs no checks. Where a
+// value's meaning is not its bytes (strings with escapes or invalid UTF-8,
+// numbers other than plain integers), encoding/json decodes it, so the
+// result is what decoding the whole document would give; duplicate names
+// keep their last value, as a map would.
+type canonicalizer struct{ src []byte }
+
+// member is an object member: its decoded name and where its value starts.
+type member struct {
+	name  string
+	value int
 }
 
-func writeCanonicalObject(b *bytes.Buffer, m map[string]any) error {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+func (c canonicalizer) value(b *bytes.Buffer, i int) (int, error) {
+	switch c.src[i] {
+	case '{':
+		return c.object(b, i)
+	case '[':
+		return c.array(b, i)
+	case '"':
+		s, end, err := c.str(i)
+		writeCanonicalString(b, s)
+		return end, err
+	case 't':
+		b.WriteString("true")
+		return i + len("true"), nil
+	case 'f':
+		b.WriteString("false")
+		return i + len("false"), nil
+	case 'n':
+		b.WriteString("null")
+		return i + len("null"), nil
 	}
-	slices.SortFunc(keys, compareUTF16)
+	end := c.scalarEnd(i)
+	if lit := c.src[i:end]; plainInteger(lit) {
+		b.Write(lit)
+		return end, nil
+	}
+	return end, writeCanonicalNumber(b, json.Number(c.src[i:end]))
+}
+
+func (c canonicalizer) array(b *bytes.Buffer, i int) (int, error) {
+	b.WriteByte('[')
+	i = c.space(i + 1)
+	for first := true; c.src[i] != ']'; first = false {
+		if !first {
+			b.WriteByte(',')
+			i = c.space(i + 1) // past the comma
+		}
+		var err error
+		if i, err = c.value(b, i); err != nil {
+			return i, err
+		}
+		i = c.space(i)
+	}
+	b.WriteByte(']')
+	return i + 1, nil
+}
+
+func (c canonicalizer) object(b *bytes.Buffer, i int) (int, error) {
+	members, end, err := c.members(i)
+	if err != nil {
+		return end, err
+	}
+	slices.SortStableFunc(members, func(x, y member) int { return compareUTF16(x.name, y.name) })
 	b.WriteByte('{')
-	for i, k := range keys {
-		if i > 0 {
+	for k, m := range members {
+		if k+1 < len(members) && members[k+1].name == m.name {
+			continue // a later member of the same name wins
+		}
+		if b.Bytes()[b.Len()-1] != '{' {
 			b.WriteByte(',')
 		}
-		writeCanonicalString(b, k)
+		writeCanonicalString(b, m.name)
 		b.WriteByte(':')
-		if err := writeCanonical(b, m[k]); err != nil {
-			return err
+		if _, err := c.value(b, m.value); err != nil {
+			return end, err
 		}
 	}
 	b.WriteByte('}')
-	return nil
+	return end, nil
+}
+
+// members reads the object at src[i]: its members in document order and
+// the index after it.
+func (c canonicalizer) members(i int) ([]member, int, error) {
+	var out []member
+	i = c.space(i + 1)
+	for c.src[i] != '}' {
+		if c.src[i] == ',' {
+			i = c.space(i + 1)
+		}
+		name, end, err := c.str(i)
+		if err != nil {
+			return nil, end, err
+		}
+		i = c.space(c.space(end) + 1) // past the colon
+		out = append(out, member{name: name, value: i})
+		i = c.space(c.skip(i))
+	}
+	return out, i + 1, nil
+}
+
+// str decodes the string at src[i] and returns the index after it.
+func (c canonicalizer) str(i int) (string, int, error) {
+	end, escaped := c.stringEnd(i)
+	raw := c.src[i+1 : end-1]
+	if !escaped && utf8.Valid(raw) {
+		return string(raw), end, nil
+	}
+	var s string
+	if err := json.Unmarshal(c.src[i:end], &s); err != nil {
+		return "", end, fmt.Errorf("canonical JSON: %w", err)
+	}
+	return s, end, nil
+}
+
+// stringEnd returns the index after the string at src[i] and whether it
+// holds an escape.
+func (c canonicalizer) stringEnd(i int) (end int, escaped bool) {
+	for j := i + 1; ; j++ {
+		switch c.src[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			return j + 1, escaped
+		}
+	}
+}
+
+// skip returns the index after the value at src[i].
+func (c canonicalizer) skip(i int) int {
+	switch c.src[i] {
+	case '"':
+		end, _ := c.stringEnd(i)
+		return end
+	case '{', '[':
+		depth := 0
+		for j := i; ; j++ {
+			switch c.src[j] {
+			case '"':
+				end, _ := c.stringEnd(j)
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+	}
+	return c.scalarEnd(i)
+}
+
+// scalarEnd returns the index after the number or literal at src[i].
+func (c canonicalizer) scalarEnd(i int) int {
+	for i < len(c.src) && !strings.ContainsRune(",}] \t\n\r", rune(c.src[i])) {
+		i++
+	}
+	return i
+}
+
+// space returns the index of the first byte at or after i that is not
+// JSON white space.
+func (c canonicalizer) space(i int) int {
+	for i < len(c.src) && (c.src[i] == ' ' || c.src[i] == '\t' || c.src[i] == '\n' || c.src[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// plainInteger reports whether a number literal is an integer that
+// ECMAScript prints exactly as written: no sign but a minus, no fraction or
+// exponent, not -0, and at most 15 digits (below 2^53, so exact).
+func plainInteger(lit []byte) bool {
+	digits := bytes.TrimPrefix(lit, []byte("-"))
+	if len(digits) == 0 || len(digits) > 15 || (len(digits) > 1 && digits[0] == '0') || string(lit) == "-0" {
+		return false
+	}
+	for _, d := range digits {
+		if d < '0' || d > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // compareUTF16 orders member names by their UTF-16 code units. For ASCII
