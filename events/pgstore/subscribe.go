@@ -11,8 +11,10 @@ import (
 	"github.com/invoicing/invoicing/events"
 )
 
-// pageSize is how many events a subscription reads per query while catching up.
-const pageSize = 500
+// pageSize is how many events a subscription reads per query while catching
+// up; a projection runner's batch takes at most what one page delivered, so
+// it matches projections' default batch size.
+const pageSize = 2000
 
 // heldBackPoll is how soon a subscription reads again when committed events
 // are hidden behind an older open transaction.
