@@ -24,7 +24,7 @@ type RunnerOptions struct {
 	// (default 2,000: a catch-up of 100,000 invoices ran 1.7 times faster
 	// than with 500, as each commit and each multi-row INSERT carries more).
 	BatchSize int
-	Retry         // backoff and stand-by polling
+	Retry     // backoff and stand-by polling
 	// Prepare runs once, holding the projection's lock, before the first
 	// batch: serve uses it to rebuild a projection whose tables are older
 	// than its code, so that only one instance rebuilds.
