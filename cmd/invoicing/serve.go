@@ -82,7 +82,7 @@ func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
 	obs.watch(pool, group, store)
 	queries := query.New(pool)
 	commands := command.NewHandler(command.Config{
-		Store: store, Waiter: group, Directory: directory{queries}, Logger: logger, WaitTimeout: cfg.WaitTimeout,
+		Store: store, Waiter: group, Directory: command.CachedDirectory(directory{queries}, command.DefaultDirectoryCacheSize), Logger: logger, WaitTimeout: cfg.WaitTimeout,
 	})
 	sealer := projections.NewSealer(store, pool, logger, projections.SealerOptions{
 		SealEvery: cfg.Audit.SealEvery, SealInterval: cfg.Audit.SealInterval, Key: cfg.Audit.SigningKey,
