@@ -70,16 +70,7 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 		if len(page) == pageSize {
 			continue
 		}
-		wait := s.poll
-		if len(page) > 0 {
-			held = heldBackPoll
-		}
-		// Committed events hidden behind an older open transaction show up
-		// as soon as it ends, which no notification announces: poll soon,
-		// backing off in case that transaction is a long one.
-		if hidden, err := s.heldBack(ctx, sub.payloadsOf); err == nil && hidden {
-			wait, held = held, min(held*2, s.poll)
-		}
+		wait := s.nextRead(ctx, sub.payloadsOf, len(page) > 0, &held)
 		select {
 		case <-ctx.Done():
 			return
@@ -89,6 +80,26 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 		case <-time.After(wait):
 		}
 	}
+}
+
+// nextRead tells how long a subscription may wait for a wake-up before it
+// reads again. Committed events hidden behind an older open transaction show
+// up as soon as it ends, which no notification announces: then poll soon,
+// backing off (held) in case that transaction is a long one. After a page
+// with events it polls soon without asking: under load, when something is
+// nearly always held back and a wake-up nearly always comes first, the
+// question would cost a query per page; once idle, an empty page asks.
+func (s *Store) nextRead(ctx context.Context, types []string, gotEvents bool, held *time.Duration) time.Duration {
+	if gotEvents {
+		*held = heldBackPoll
+		return heldBackPoll
+	}
+	if hidden, err := s.heldBack(ctx, types); err == nil && hidden {
+		wait := *held
+		*held = min(*held*2, s.poll)
+		return wait
+	}
+	return s.poll
 }
 
 func (sub *subscription) fail(ctx context.Context, err error) {
