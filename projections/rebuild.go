@@ -172,16 +172,21 @@ func (b *Rebuilder) swap(ctx context.Context, p Projection, to target, pos event
 	}
 }
 
-// swapTx locks the live tables, applies the events that arrived since the
-// build caught up, moves the live tables out and the shadow tables in, and
-// moves the checkpoint and the quarantine: readers block for the length of
-// this transaction only, then see the new tables.
+// swapTx locks the live tables against writes, applies the events that
+// arrived since the build caught up, moves the live tables out and the
+// shadow tables in, and moves the checkpoint and the quarantine: readers
+// block only from the move to the commit, then see the new tables.
 func (b *Rebuilder) swapTx(ctx context.Context, tx pgx.Tx, p Projection, to target, pos events.Position) error {
 	if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", swapLockTimeout.Milliseconds())); err != nil {
 		return err
 	}
+	// EXCLUSIVE stops the live runner's writes and lets readers on; the
+	// table moves below take ACCESS EXCLUSIVE. Not ACCESS EXCLUSIVE now:
+	// PostgreSQL gives a transaction that takes it an id at once (to log
+	// the lock for standbys), and ReadAll waits for every transaction with
+	// an id, this one included, so the tail read would wait for itself.
 	for _, t := range p.Tables() {
-		if _, err := tx.Exec(ctx, "LOCK TABLE public."+pgx.Identifier{t}.Sanitize()+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+		if _, err := tx.Exec(ctx, "LOCK TABLE public."+pgx.Identifier{t}.Sanitize()+" IN EXCLUSIVE MODE"); err != nil {
 			return err
 		}
 	}
