@@ -100,7 +100,7 @@ func RunServiceBench(ctx context.Context, cfg ServiceBenchConfig) (err error) {
 
 	fmt.Fprintf(out, "\nload average at the end: %s\n\n", LoadAvg())
 	fmt.Fprint(out, serviceTable(rows).String())
-	fmt.Fprintf(out, "\nprojection lag, append -> visible in every read model (%s), over %d InvoiceDrafted events of the create phase:\n",
+	fmt.Fprintf(out, "\nprojection lag, append -> visible in the read models that show it (%s), over %d InvoiceDrafted events of the create phase:\n",
 		strings.Join(cfg.ReadModels, ", "), lag.N)
 	fmt.Fprintf(out, "  p50 %s ms, p99 %s ms, max %s ms (upper bounds: checkpoints polled every %s, %s on average; %d events never seen)\n",
 		fmtMs(ms(lag.P50)), fmtMs(ms(lag.P99)), fmtMs(ms(lag.Max)), cfg.LagPoll, lag.interval.Round(10*time.Microsecond), lag.unseen)
