@@ -15,6 +15,13 @@ import (
 // is given.
 const DefaultGCPercent = 400
 
+// DefaultMemoryLimit is serve's soft memory limit (Go's GOMEMLIMIT) unless
+// GOMEMLIMIT is set. A catch-up holds tens of megabytes live (pages and
+// batches of 2,000 events); at DefaultGCPercent the heap could grow to
+// five times that (240 MiB at a million invoices), so near this limit the
+// collector runs as often as it must instead.
+const DefaultMemoryLimit = 96 << 20
+
 // newServeCmd is `invoicing serve`; serve.go wires the service.
 func newServeCmd(c *cli) *cobra.Command {
 	return &cobra.Command{
@@ -34,6 +41,9 @@ in README.md under "Configuration".`,
 			}
 			if _, set := os.LookupEnv("GOGC"); !set {
 				debug.SetGCPercent(DefaultGCPercent)
+			}
+			if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+				debug.SetMemoryLimit(DefaultMemoryLimit)
 			}
 			return serve(cmd.Context(), cfg, cmd.ErrOrStderr())
 		},
