@@ -48,7 +48,11 @@ type Store struct {
 // Options tune a Store; the zero value is fine.
 type Options struct {
 	// PollInterval bounds how long a subscriber waits without a
-	// notification before it reads again (default 500 ms).
+	// notification before it reads again (default 1 s). Commits here and
+	// NOTIFYs from other processes wake subscribers at once, so the poll is
+	// a safety net, and what moves a subscriber that no wake-up concerns
+	// (a companies projection during invoice creates); an idle service
+	// pays for it in statements and wake-ups.
 	PollInterval time.Duration
 }
 
@@ -56,7 +60,7 @@ type Options struct {
 // does not own pool; Close stops its background goroutines only.
 func New(pool *pgxpool.Pool, logger *slog.Logger, opts Options) *Store {
 	if opts.PollInterval <= 0 {
-		opts.PollInterval = 500 * time.Millisecond
+		opts.PollInterval = time.Second
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Store{
