@@ -106,7 +106,7 @@ func sampleOnce(ctx context.Context, conn *pgx.Conn, names []string) (Checkpoint
 }
 
 // ProjectionLags computes, for each appended event, the time from its
-// INSERT to the first sample at which every read model's checkpoint had
+// INSERT to the first sample at which every sampled checkpoint had
 // passed it. Samples must be in poll order (checkpoints only advance).
 // Events no sample saw are counted in unseen.
 func ProjectionLags(samples []CheckpointSample, evs []Appended) (lags []time.Duration, unseen int) {
