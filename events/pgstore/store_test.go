@@ -99,14 +99,7 @@ func TestLateCommitIsNotSkipped(t *testing.T) {
 		t.Fatalf("after the late commit, ReadAll = %v; want [company-late company-early]", streams)
 	}
 	for _, want := range []string{"company-late", "company-early"} {
-		select {
-		case ev := <-sub.Events():
-			if ev.Stream != want {
-				t.Fatalf("subscription delivered %s, want %s", ev.Stream, want)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("subscription did not deliver %s within 10s", want)
-		}
+		nextEvent(t, sub, want)
 	}
 }
 
@@ -173,16 +166,12 @@ func TestSubscribeAllLeavesOutPayloadsOfOtherTypes(t *testing.T) {
 		stream  string
 		payload bool
 	}{{"company-1", true}, {"customer-1", false}, {"company-2", true}} {
-		select {
-		case ev := <-sub.Events():
-			if ev.Stream != want.stream || (len(ev.Data) > 0) != want.payload || (len(ev.Metadata) > 0) != want.payload {
-				t.Fatalf("delivered %s with data %q metadata %q; want %s, payload %v", ev.Stream, ev.Data, ev.Metadata, want.stream, want.payload)
-			}
-			if want.payload && string(ev.Data) != `{"n":1}` {
-				t.Fatalf("data of %s = %s", ev.Stream, ev.Data)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s not delivered", want.stream)
+		ev := nextEvent(t, sub, want.stream)
+		if (len(ev.Data) > 0) != want.payload || (len(ev.Metadata) > 0) != want.payload {
+			t.Fatalf("%s came with data %q metadata %q; want payload %v", ev.Stream, ev.Data, ev.Metadata, want.payload)
+		}
+		if want.payload && string(ev.Data) != `{"n":1}` {
+			t.Fatalf("data of %s = %s", ev.Stream, ev.Data)
 		}
 	}
 	// Live: an append of another type wakes no one, yet the poll delivers it,
@@ -196,13 +185,21 @@ func TestSubscribeAllLeavesOutPayloadsOfOtherTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"customer-2", "company-3"} {
-		select {
-		case ev := <-sub.Events():
-			if ev.Stream != want {
-				t.Fatalf("delivered %s, want %s", ev.Stream, want)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s not delivered", want)
-		}
+		nextEvent(t, sub, want)
 	}
+}
+
+// nextEvent waits for the subscription's next event and checks its stream.
+func nextEvent(t *testing.T, sub events.Subscription, stream string) events.RecordedEvent {
+	t.Helper()
+	select {
+	case ev := <-sub.Events():
+		if ev.Stream != stream {
+			t.Fatalf("subscription delivered %s, want %s", ev.Stream, stream)
+		}
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatalf("subscription did not deliver %s within 10s", stream)
+	}
+	panic("unreachable")
 }
