@@ -50,7 +50,7 @@ type Projection interface {
 	Apply(ev events.RecordedEvent, batch *pgx.Batch) error
 	// Handles reports whether Apply writes anything for events of the type.
 	// A runner commits a batch of events it does not handle only now and
-	// then (checkpointEvery), and a writer waits only for the projections
+	// then (RunnerOptions.CheckpointEvery), and a writer waits only for the projections
 	// that handle its event (Group.WaitFor).
 	Handles(eventType string) bool
 }

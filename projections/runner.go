@@ -24,7 +24,10 @@ type RunnerOptions struct {
 	// (default 2,000: a catch-up of 100,000 invoices ran 1.7 times faster
 	// than with 500, as each commit and each multi-row INSERT carries more).
 	BatchSize int
-	Retry     // backoff and stand-by polling
+	// CheckpointEvery bounds how long the checkpoint stays behind events
+	// the projection does not handle (default DefaultCheckpointEvery).
+	CheckpointEvery time.Duration
+	Retry           // backoff and stand-by polling
 	// Prepare runs once, holding the projection's lock, before the first
 	// batch: serve uses it to rebuild a projection whose tables are older
 	// than its code, so that only one instance rebuilds.
@@ -65,6 +68,9 @@ func observe(o Observer, name string, rebuild bool, pos events.Position, batch [
 func (o *RunnerOptions) defaults() {
 	if o.BatchSize <= 0 {
 		o.BatchSize = 2000
+	}
+	if o.CheckpointEvery <= 0 {
+		o.CheckpointEvery = DefaultCheckpointEvery
 	}
 	o.Retry.defaults()
 }
@@ -164,19 +170,19 @@ func (r *Runner) lead(ctx context.Context) (committed bool, err error) {
 	return r.follow(ctx, pos, q)
 }
 
-// checkpointEvery bounds how long a runner keeps its checkpoint behind
-// events it does not handle (see follow).
-const checkpointEvery = time.Second
+// DefaultCheckpointEvery bounds how long a runner keeps its checkpoint
+// behind events it does not handle (see follow).
+const DefaultCheckpointEvery = time.Second
 
 // follow applies the subscription's events in batches from pos; q is the
 // leading session's list of quarantined streams.
 //
 // A batch holding no event the projection handles is not committed at
 // once: its checkpoint moves in memory, and reaches the database with the
-// next batch that writes rows, or after checkpointEvery (idle or not).
+// next batch that writes rows, or after CheckpointEvery (idle or not).
 // Writers wait only for the projections that handle their event, so no
 // create waits for a checkpoint-only commit; and a restart re-reads at most
-// checkpointEvery worth of events this projection ignores.
+// CheckpointEvery worth of events this projection ignores.
 func (r *Runner) follow(ctx context.Context, pos events.Position, q *quarantine) (committed bool, err error) {
 	subCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -184,7 +190,7 @@ func (r *Runner) follow(ctx context.Context, pos events.Position, q *quarantine)
 	if err != nil {
 		return false, fmt.Errorf("subscribe from %s: %w", pos, err)
 	}
-	var skipped skippedEvents
+	skipped := skippedEvents{every: r.opts.CheckpointEvery}
 	for {
 		batch, ok := nextBatch(ctx, sub, r.opts.BatchSize, skipped.flush())
 		if !ok {
@@ -202,7 +208,7 @@ func (r *Runner) follow(ctx context.Context, pos events.Position, q *quarantine)
 		if pos, err = r.apply(ctx, q, pos, batch); err != nil {
 			return committed, err
 		}
-		committed, skipped = true, skippedEvents{}
+		committed, skipped = true, skippedEvents{every: r.opts.CheckpointEvery}
 		r.setApplied(pos, len(q.streams) > 0)
 		observe(r.opts.Observer, r.proj.Name(), false, pos, batch)
 		if r.opts.afterCommit != nil {
@@ -226,17 +232,18 @@ func (r *Runner) handledTypes() []string {
 
 // skippedEvents are the events a runner passed without committing.
 type skippedEvents struct {
+	every time.Duration // how long the checkpoint may stay behind
 	last  events.RecordedEvent
 	since time.Time // zero when none is pending
 	timer *time.Timer
 }
 
 // add records a batch the runner skips; false when the pending checkpoint
-// is checkpointEvery old and must be committed with this batch.
+// is every old and must be committed with this batch.
 func (s *skippedEvents) add(batch []events.RecordedEvent) bool {
 	if s.since.IsZero() {
 		s.since = time.Now()
-	} else if time.Since(s.since) >= checkpointEvery {
+	} else if time.Since(s.since) >= s.every {
 		return false
 	}
 	s.last = batch[len(batch)-1]
@@ -249,7 +256,7 @@ func (s *skippedEvents) flush() <-chan time.Time {
 		return nil
 	}
 	if s.timer == nil {
-		s.timer = time.NewTimer(time.Until(s.since.Add(checkpointEvery)))
+		s.timer = time.NewTimer(time.Until(s.since.Add(s.every)))
 	}
 	return s.timer.C
 }
