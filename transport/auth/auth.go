@@ -56,6 +56,8 @@ type Verifier struct {
 	orgClaim string
 	parser   *jwt.Parser
 	jwks     *keySet // nil when no JWKS URL is configured
+	now      func() time.Time
+	verified verifiedTokens
 }
 
 // NewVerifier returns a verifier for cfg. It fails when neither an HS256
@@ -67,7 +69,7 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &Verifier{secret: bytes.Clone(cfg.HS256Secret), orgClaim: cfg.OrgClaim}
+	v := &Verifier{secret: bytes.Clone(cfg.HS256Secret), orgClaim: cfg.OrgClaim, now: cfg.Now}
 	var methods []string
 	if len(v.secret) > 0 {
 		methods = append(methods, jwt.SigningMethodHS256.Alg())
@@ -141,7 +143,13 @@ func ParseBearer(header string) (string, error) {
 // Every failure wraps ErrUnauthenticated, except a valid token without an
 // account, which wraps ErrForbidden. Scope checks are left to the caller
 // (Principal.CanRead, Principal.CanWrite) because they depend on the operation.
+//
+// A token that verified is remembered for up to a minute (cache.go).
 func (v *Verifier) Verify(ctx context.Context, rawToken string) (Principal, error) {
+	now := v.now()
+	if p, ok := v.verified.get(rawToken, now); ok {
+		return p, nil
+	}
 	claims := jwt.MapClaims{}
 	_, err := v.parser.ParseWithClaims(rawToken, claims, func(t *jwt.Token) (any, error) {
 		return v.key(ctx, t)
@@ -149,7 +157,11 @@ func (v *Verifier) Verify(ctx context.Context, rawToken string) (Principal, erro
 	if err != nil {
 		return Principal{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
 	}
-	return principalOf(claims, v.orgClaim)
+	p, err := principalOf(claims, v.orgClaim)
+	if exp, expErr := claims.GetExpirationTime(); err == nil && expErr == nil && exp != nil {
+		v.verified.put(rawToken, p, exp.Time, now)
+	}
+	return p, err
 }
 
 // key picks the verification key. The parser has already refused any
