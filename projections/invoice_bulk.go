@@ -20,8 +20,8 @@ type batchApplier interface {
 	ApplyAll(evs []events.RecordedEvent, batch *pgx.Batch) error
 }
 
-// draftedRowsSQL inserts the rows of $1..$23, one array element per
-// invoice, exactly as applyDrafted inserts one.
+// draftedRowsSQL inserts invoice rows, one element of each of $1..$24 per
+// invoice; applyDrafted uses it for a single row too.
 const draftedRowsSQL = `
 INSERT INTO invoices (id, company_id, account_id, customer_id, stream_name, customer_name,
 	customer, issuer, currency, language, issue_date, due_date, status, lines,

@@ -77,25 +77,14 @@ func decodeDrafted(ev events.RecordedEvent) (d events.InvoiceDrafted, customer, 
 	return d, customer, issuer, lines, nil
 }
 
+// applyDrafted inserts one invoice with ApplyAll's multi-row INSERT (a
+// single row), so that one statement says what an invoice row holds.
 func applyDrafted(ev events.RecordedEvent, batch *pgx.Batch) error {
-	d, customer, issuer, lines, err := decodeDrafted(ev)
-	if err != nil {
+	var rows draftedRows
+	if err := rows.add(ev); err != nil {
 		return err
 	}
-	hi, lo := key(ev)
-	batch.Queue(`
-		INSERT INTO invoices (id, company_id, account_id, customer_id, stream_name, customer_name,
-			customer, issuer, currency, language, issue_date, due_date, status, lines,
-			subtotal_minor, tax_minor, total_minor, external_reference, purchase_order_reference,
-			notes, terms, created_at, updated_at, version, position_hi, position_lo)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'draft', $13,
-			$14, $15, $16, $17, $18, $19, $20, $21, $21, $22, $23, $24)
-		ON CONFLICT (id) DO NOTHING`,
-		d.InvoiceID, d.CompanyID, d.AccountID, d.CustomerID, ev.Stream, d.CustomerName,
-		customer, issuer, d.Currency, d.Language, d.IssueDate, nullable(d.DueDate),
-		lines, d.SubtotalMinor, d.TaxMinor, d.TotalMinor, nullable(d.ExternalReference),
-		nullable(d.PurchaseOrderReference), nullable(d.Notes), nullable(d.Terms),
-		d.CreatedAt, int64(ev.Revision)+1, hi, lo)
+	rows.queue(batch)
 	return nil
 }
 
