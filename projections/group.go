@@ -27,6 +27,9 @@ type Group struct {
 	runners []*Runner
 	names   []string
 	pool    *pgxpool.Pool
+	// byType holds, for each of this service's event types, the runners
+	// of the projections that handle it: what a writer waits for.
+	byType map[string]handlers
 
 	mu       sync.Mutex
 	progress chan struct{} // closed and replaced after every local commit
@@ -40,7 +43,18 @@ func NewGroup(projs []Projection, store events.Store, pool *pgxpool.Pool, logger
 		g.runners = append(g.runners, NewRunner(p, store, pool, logger, opts))
 		g.names = append(g.names, p.Name())
 	}
+	g.byType = map[string]handlers{}
+	for _, t := range events.Types {
+		g.byType[t] = g.handling(t)
+	}
 	return g
+}
+
+// handlers are the runners of the projections that handle an event type,
+// and their names.
+type handlers struct {
+	runners []*Runner
+	names   []string
 }
 
 // Run runs every projection until ctx ends.
@@ -104,13 +118,17 @@ const waitPoll = 20 * time.Millisecond
 // the database does not answer it keeps trying until ctx ends, and the
 // ErrWaitTimeout then wraps the last error too.
 func (g *Group) WaitFor(ctx context.Context, pos events.Position, eventType string) error {
-	runners := g.handling(eventType)
+	h, ok := g.byType[eventType]
+	if !ok {
+		h = g.handling(eventType)
+	}
 	var lastErr error
 	for {
 		woken := g.progressed()
-		done, err := g.reachedLocally(runners, pos), error(nil)
-		if !done && !g.allLocal(runners) {
-			done, err = g.reached(ctx, pos, names(runners))
+		done, local := h.reachedLocally(pos)
+		var err error
+		if !done && !local {
+			done, err = g.reached(ctx, pos, h.names)
 		}
 		switch {
 		case errors.Is(err, ErrQuarantined):
@@ -130,43 +148,27 @@ func (g *Group) WaitFor(ctx context.Context, pos events.Position, eventType stri
 }
 
 // handling returns the runners of the projections that handle eventType.
-func (g *Group) handling(eventType string) []*Runner {
-	var out []*Runner
+func (g *Group) handling(eventType string) handlers {
+	var h handlers
 	for _, r := range g.runners {
 		if r.proj.Handles(eventType) {
-			out = append(out, r)
+			h.runners, h.names = append(h.runners, r), append(h.names, r.proj.Name())
 		}
 	}
-	return out
+	return h
 }
 
-func (g *Group) reachedLocally(runners []*Runner, pos events.Position) bool {
-	for _, r := range runners {
-		if !r.appliedLocally(pos) {
-			return false
-		}
-	}
-	return true
-}
-
-// allLocal reports whether this process leads every one of runners, with
-// no known quarantine: then only a local commit can move them, and waiting
+// reachedLocally reports whether every runner has applied pos in this
+// process (done), and whether this process leads them all with no known
+// quarantine (local): then only a local commit can move them, and waiting
 // for one needs no query.
-func (g *Group) allLocal(runners []*Runner) bool {
-	for _, r := range runners {
-		if !r.appliedLocally(events.Position{}) {
-			return false
-		}
+func (h handlers) reachedLocally(pos events.Position) (done, local bool) {
+	done, local = true, true
+	for _, r := range h.runners {
+		reached, leads := r.appliedLocally(pos)
+		done, local = done && reached, local && leads
 	}
-	return true
-}
-
-func names(runners []*Runner) []string {
-	out := make([]string, len(runners))
-	for i, r := range runners {
-		out[i] = r.proj.Name()
-	}
-	return out
+	return done, local
 }
 
 func waitTimeout(ctx context.Context, pos events.Position, lastErr error) error {

@@ -127,13 +127,15 @@ func (r *Runner) setApplied(pos events.Position, quarantined bool) {
 	r.applied, r.quarantined = pos, quarantined
 }
 
-// appliedLocally reports whether this process leads the projection and has
-// committed every event it handles up to pos, none of them quarantined as
-// far as it knows; false means "ask the database".
-func (r *Runner) appliedLocally(pos events.Position) bool {
+// appliedLocally reports whether this process leads the projection with no
+// quarantine it knows of (local), and, if so, whether it has committed
+// every event it handles up to pos (reached); not local means "ask the
+// database".
+func (r *Runner) appliedLocally(pos events.Position) (reached, local bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.leading && !r.quarantined && r.applied.Compare(pos) >= 0
+	local = r.leading && !r.quarantined
+	return local && r.applied.Compare(pos) >= 0, local
 }
 
 func (r *Runner) setState(leading bool, err error) {
