@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/invoicing/invoicing/events"
 )
 
@@ -15,8 +17,10 @@ import (
 // event with Apply, as the careful path does.
 type oneByOne struct{ Projection }
 
-// ApplyAll (one multi-row INSERT per run of drafts) writes exactly the rows
-// that Apply, one event at a time, writes: same events, same table.
+// ApplyAll (one multi-row INSERT of every draft, then one UPDATE of every
+// change) writes exactly the rows that Apply, one event at a time, writes:
+// same events, same table; drafts and changes interleaved, an invoice
+// issued and voided in the same batch.
 func TestInvoicesApplyAllWritesWhatApplyWrites(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -39,6 +43,13 @@ func TestInvoicesApplyAllWritesWhatApplyWrites(t *testing.T) {
 	evs, err := e.store.ReadAll(ctx, events.Position{}, 100)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var b pgx.Batch
+	if err := (Invoices{}).ApplyAll(evs, &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() != 2 {
+		t.Fatalf("ApplyAll of %d events queued %d statements, want 2 (one INSERT, one UPDATE)", len(evs), b.Len())
 	}
 	tables := map[string]string{}
 	for name, p := range map[string]Projection{"ApplyAll": Invoices{}, "Apply": oneByOne{Invoices{}}} {

@@ -32,36 +32,20 @@ func (Invoices) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
 	switch ev.Type {
 	case events.TypeInvoiceDrafted:
 		return applyDrafted(ev, batch)
-	case events.TypeInvoiceIssued:
-		return applyIssued(ev, batch)
-	case events.TypeInvoiceVoided:
-		return applyVoided(ev, batch)
+	case events.TypeInvoiceIssued, events.TypeInvoiceVoided:
+		return applyLifecycle(ev, batch)
 	}
 	return nil
 }
 
-// The lifecycle updates set version to the event's revision + 1: an
-// invoice's version counts the events of its stream.
-const (
-	issuedSQL = `UPDATE invoices SET status = 'issued', number = $2, issued_at = $3, updated_at = $3, version = $4 WHERE id = $1`
-	voidedSQL = `UPDATE invoices SET status = 'void', void_reason = $2, voided_at = $3, updated_at = $3, version = $4 WHERE id = $1`
-)
-
-func applyIssued(ev events.RecordedEvent, batch *pgx.Batch) error {
-	var e events.InvoiceIssued
-	if err := json.Unmarshal(ev.Data, &e); err != nil {
-		return fmt.Errorf("invoices: decode %s event %x: %w", ev.Type, ev.ID, err)
+// applyLifecycle changes one invoice row with ApplyAll's multi-row UPDATE
+// (a single invoice), so that one statement says what a change does.
+func applyLifecycle(ev events.RecordedEvent, batch *pgx.Batch) error {
+	var changes lifecycleChanges
+	if err := changes.add(ev); err != nil {
+		return err
 	}
-	batch.Queue(issuedSQL, e.InvoiceID, e.Number, e.IssuedAt, int64(ev.Revision)+1)
-	return nil
-}
-
-func applyVoided(ev events.RecordedEvent, batch *pgx.Batch) error {
-	var e events.InvoiceVoided
-	if err := json.Unmarshal(ev.Data, &e); err != nil {
-		return fmt.Errorf("invoices: decode %s event %x: %w", ev.Type, ev.ID, err)
-	}
-	batch.Queue(voidedSQL, e.InvoiceID, e.Reason, e.VoidedAt, int64(ev.Revision)+1)
+	changes.queue(batch)
 	return nil
 }
 
