@@ -37,9 +37,11 @@ func writeCanonical(b *bytes.Buffer, v any) error {
 	case bool:
 		b.WriteString(strconv.FormatBool(v))
 	case string:
-		writeCanonicalString(b, v)
+		b.Write(appendCanonicalString(nil, v))
 	case json.Number:
-		return writeCanonicalNumber(b, v)
+		out, err := appendCanonicalNumber(nil, v)
+		b.Write(out)
+		return err
 	case []any:
 		b.WriteByte('[')
 		for i, item := range v {
@@ -64,13 +66,13 @@ func writeCanonicalObject(b *bytes.Buffer, m map[string]any) error {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, compareUTF16)
+	slices.SortFunc(keys, func(x, y string) int { return compareUTF16([]byte(x), []byte(y)) })
 	b.WriteByte('{')
 	for i, k := range keys {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		writeCanonicalString(b, k)
+		b.Write(appendCanonicalString(nil, k))
 		b.WriteByte(':')
 		if err := writeCanonical(b, m[k]); err != nil {
 			return err
