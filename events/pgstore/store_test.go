@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -202,4 +203,31 @@ func nextEvent(t *testing.T, sub events.Subscription, stream string) events.Reco
 		t.Fatalf("subscription did not deliver %s within 10s", stream)
 	}
 	panic("unreachable")
+}
+
+// TestPayloadsAreCompressedWithLZ4: an invoice's event is above PostgreSQL's
+// 2 KB compression threshold, so appends compress it; lz4 costs a third less
+// server time than pglz at the same size (migration 002). The payload reads
+// back byte for byte.
+func TestPayloadsAreCompressedWithLZ4(t *testing.T) {
+	ctx := context.Background()
+	store, pool := newStore(t)
+	data := json.RawMessage(`{"lines":"` + strings.Repeat("Consulting services, work package 1; ", 100) + `"}`)
+	ev := eventData("invoice-lz4", 0)
+	ev.Data = data
+	if _, err := store.Append(ctx, "invoice-lz4", events.NoStream(), ev); err != nil {
+		t.Fatal(err)
+	}
+	var method *string
+	var stored string
+	if err := pool.QueryRow(ctx, `SELECT pg_column_compression(data), data::text FROM events WHERE stream_name = 'invoice-lz4'`).
+		Scan(&method, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if method == nil || *method != "lz4" {
+		t.Fatalf("payload compression = %v, want lz4", method)
+	}
+	if stored != string(data) {
+		t.Fatalf("payload read back as %q", stored)
+	}
 }
