@@ -35,10 +35,13 @@ type target struct {
 // aside the events that fail (see quarantine.go); it returns them. A batch
 // with an event of a quarantined stream takes that path at once. Any other
 // error fails the batch, and the caller retries it.
-func applyBatch(ctx context.Context, pool *pgxpool.Pool, proj Projection, to target, q *quarantine, from events.Position, batch []events.RecordedEvent) (events.Position, []QuarantinedEvent, error) {
+//
+// pre, when not nil, holds the batch's statements built ahead (see
+// readAhead); the careful path builds its own.
+func applyBatch(ctx context.Context, pool *pgxpool.Pool, proj Projection, to target, q *quarantine, from events.Position, batch []events.RecordedEvent, pre *built) (events.Position, []QuarantinedEvent, error) {
 	last := batch[len(batch)-1].Position
 	if !q.touches(batch) {
-		err := casFailure(writeBatch(ctx, pool, proj, to, batch, func(b *pgx.Batch) { q.queueCAS(b, from, last) }))
+		err := casFailure(writeBatch(ctx, pool, proj, to, batch, pre, func(b *pgx.Batch) { q.queueCAS(b, from, last) }))
 		if err == nil {
 			return last, nil, nil
 		}
@@ -82,15 +85,15 @@ func applyBatchCarefully(ctx context.Context, pool *pgxpool.Pool, proj Projectio
 // entirely by any error (queueCAS fails on the server for that reason). A
 // rebuild's batch sets its schema and commit mode first, in an explicit
 // transaction.
-func writeBatch(ctx context.Context, pool *pgxpool.Pool, proj Projection, to target, evs []events.RecordedEvent, finish func(*pgx.Batch)) error {
+func writeBatch(ctx context.Context, pool *pgxpool.Pool, proj Projection, to target, evs []events.RecordedEvent, pre *built, finish func(*pgx.Batch)) error {
 	if to.schema == "" && !to.bulk {
-		return sendEvents(ctx, pool, proj, evs, finish)
+		return sendEvents(ctx, pool, proj, evs, pre, finish)
 	}
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if err := to.enter(ctx, tx); err != nil {
 			return err
 		}
-		return sendEvents(ctx, tx, proj, evs, finish)
+		return sendEvents(ctx, tx, proj, evs, pre, finish)
 	})
 }
 
@@ -99,21 +102,40 @@ type batchSender interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
-// sendEvents queues every event's statements, then whatever finish adds,
-// and sends them in one round trip.
-func sendEvents(ctx context.Context, tx batchSender, proj Projection, evs []events.RecordedEvent, finish func(*pgx.Batch)) error {
+// built is a batch's statements, queued before its write (see readAhead),
+// or the error queueing them met.
+type built struct {
+	statements *pgx.Batch
+	err        error
+}
+
+// build queues every event's statements.
+func build(proj Projection, evs []events.RecordedEvent) *built {
 	b := &pgx.Batch{}
 	if ba, ok := proj.(batchApplier); ok {
 		if err := ba.ApplyAll(evs, b); err != nil {
-			return fmt.Errorf("apply a batch at %s: %w", evs[0].Position, &applyError{err})
+			return &built{err: fmt.Errorf("apply a batch at %s: %w", evs[0].Position, &applyError{err})}
 		}
-	} else {
-		for _, ev := range evs {
-			if err := proj.Apply(ev, b); err != nil {
-				return fmt.Errorf("apply %s at %s: %w", ev.Type, ev.Position, &applyError{err})
-			}
+		return &built{statements: b}
+	}
+	for _, ev := range evs {
+		if err := proj.Apply(ev, b); err != nil {
+			return &built{err: fmt.Errorf("apply %s at %s: %w", ev.Type, ev.Position, &applyError{err})}
 		}
 	}
+	return &built{statements: b}
+}
+
+// sendEvents queues every event's statements (unless pre holds them), then
+// whatever finish adds, and sends them in one round trip.
+func sendEvents(ctx context.Context, tx batchSender, proj Projection, evs []events.RecordedEvent, pre *built, finish func(*pgx.Batch)) error {
+	if pre == nil {
+		pre = build(proj, evs)
+	}
+	if pre.err != nil {
+		return pre.err
+	}
+	b := pre.statements
 	if finish != nil {
 		finish(b)
 	}

@@ -275,6 +275,39 @@ func checkGoodRowsAndStatus(t *testing.T, e env, g *Group) {
 	}
 }
 
+// Batches built ahead (see readAhead) fail as batches built at their write
+// do: an Apply error carried by the built batch, and a statement that fails
+// on the server, each quarantine their event, and every other event is
+// applied once.
+func TestEventsOfBatchesBuiltAheadAreQuarantinedOrAppliedOnce(t *testing.T) {
+	e, l := newLedgerEnv(t)
+	const n = 3 * readAheadMin
+	faults := map[int]string{readAheadMin + 50: `{"fault":"go"}`, 2*readAheadMin + 10: `{"fault":"22P02"}`}
+	var streams []string
+	var last events.Position
+	for i := range n {
+		streams = append(streams, newStream("ahead"))
+		data, ok := faults[i]
+		if !ok {
+			data = `{}`
+		}
+		last = appendAt(t, e.store, streams[i], 0, data)
+	}
+	r := NewRunner(l, e.store, e.pool, quiet, RunnerOptions{BatchSize: readAheadMin})
+	runUntil(t, e, r, last)
+	if r.builtAhead == 0 {
+		t.Fatal("no batch was built ahead: the test does not test reading ahead")
+	}
+	applied, quarantined := ledgerRows(t, e), quarantinedKeys(t, e, l)
+	for i, stream := range streams {
+		_, faulty := faults[i]
+		key := stream + "@0"
+		if want := map[bool]int{true: 0, false: 1}[faulty]; applied[key] != want || slices.Contains(quarantined, key) != faulty {
+			t.Errorf("event %d (fault %v): applied %d times, quarantined %v", i, faulty, applied[key], slices.Contains(quarantined, key))
+		}
+	}
+}
+
 func TestLaterEventsOfAQuarantinedStreamAreQuarantinedToo(t *testing.T) {
 	// first appends the bad stream's first event, which fails, and another
 	// stream's; rest appends the bad stream's later events, which would

@@ -100,7 +100,7 @@ func (b *Rebuilder) Build(ctx context.Context, p Projection, to target) (events.
 
 // applyPage writes one page of events as a batch and reports progress.
 func (b *Rebuilder) applyPage(ctx context.Context, p Projection, to target, q *quarantine, pos events.Position, page []events.RecordedEvent, progress *Progress) (events.Position, error) {
-	pos, set, err := applyBatch(ctx, b.Pool, p, to, q, pos, page)
+	pos, set, err := applyBatch(ctx, b.Pool, p, to, q, pos, page, nil)
 	if err != nil {
 		return pos, fmt.Errorf("rebuild %s: %w", p.Name(), err)
 	}
@@ -254,7 +254,7 @@ func writeTail(ctx context.Context, tx pgx.Tx, p Projection, q *quarantine, tail
 		if _, err := tx.Exec(ctx, "SAVEPOINT swap_tail"); err != nil {
 			return nil, err
 		}
-		err := sendEvents(ctx, tx, p, tail, func(b *pgx.Batch) { b.Queue("RELEASE SAVEPOINT swap_tail") })
+		err := sendEvents(ctx, tx, p, tail, nil, func(b *pgx.Batch) { b.Queue("RELEASE SAVEPOINT swap_tail") })
 		if err == nil || !deterministic(err) {
 			return nil, err
 		}

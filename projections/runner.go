@@ -92,6 +92,9 @@ type Runner struct {
 	// leading session knows of quarantined events (see Group.WaitFor).
 	applied     events.Position
 	quarantined bool
+	// builtAhead counts the batches written with statements built while
+	// the batch before them was written (see readAhead).
+	builtAhead int
 }
 
 // NewRunner returns a runner of proj that reads store and writes to pool.
@@ -193,13 +196,21 @@ func (r *Runner) follow(ctx context.Context, pos events.Position, q *quarantine)
 		return false, fmt.Errorf("subscribe from %s: %w", pos, err)
 	}
 	skipped := skippedEvents{every: r.opts.CheckpointEvery}
+	var ahead *readAhead
+	defer func() { ahead.wait() }() // it reads sub: done before sub ends
 	for {
-		batch, ok := nextBatch(ctx, sub, r.opts.BatchSize, skipped.flush())
-		if !ok {
-			if err := sub.Err(); err != nil {
-				return committed, fmt.Errorf("subscription: %w", err)
+		batch, pre := ahead.wait()
+		if ahead = nil; ctx.Err() != nil {
+			return committed, ctx.Err() // shutdown: not one batch more
+		}
+		if len(batch) == 0 {
+			var ok bool
+			if batch, ok = nextBatch(ctx, sub, r.opts.BatchSize, skipped.flush()); !ok {
+				if err := sub.Err(); err != nil {
+					return committed, fmt.Errorf("subscription: %w", err)
+				}
+				return committed, ctx.Err()
 			}
-			return committed, ctx.Err()
 		}
 		if batch == nil { // the flush timer: the last skipped event stands for all
 			batch = []events.RecordedEvent{skipped.last}
@@ -207,7 +218,9 @@ func (r *Runner) follow(ctx context.Context, pos events.Position, q *quarantine)
 			r.setApplied(batch[len(batch)-1].Position, len(q.streams) > 0)
 			continue
 		}
-		if pos, err = r.apply(ctx, q, pos, batch); err != nil {
+		ahead = startReadAhead(r.proj, sub, batch, r.opts.BatchSize)
+		r.countBuiltAhead(pre)
+		if pos, err = r.apply(ctx, q, pos, batch, pre); err != nil {
 			return committed, err
 		}
 		committed, skipped = true, skippedEvents{every: r.opts.CheckpointEvery}
@@ -216,6 +229,14 @@ func (r *Runner) follow(ctx context.Context, pos events.Position, q *quarantine)
 		if r.opts.afterCommit != nil {
 			r.opts.afterCommit(pos)
 		}
+	}
+}
+
+func (r *Runner) countBuiltAhead(pre *built) {
+	if pre != nil {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.builtAhead++
 	}
 }
 
@@ -265,12 +286,13 @@ func (s *skippedEvents) flush() <-chan time.Time {
 
 // apply writes one batch. When a retry or a swap changed the quarantine
 // meanwhile, the batch rolled back: reload the list and write it again.
-func (r *Runner) apply(ctx context.Context, q *quarantine, pos events.Position, batch []events.RecordedEvent) (events.Position, error) {
-	for {
+// pre, when not nil, holds the batch's statements, built ahead.
+func (r *Runner) apply(ctx context.Context, q *quarantine, pos events.Position, batch []events.RecordedEvent, pre *built) (events.Position, error) {
+	for ; ; pre = nil { // a pgx.Batch is sent once
 		// A batch in flight when ctx ends still commits: shutdown stops
 		// projectors after their current batch, not in the middle of it.
 		batchCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), batchTimeout)
-		next, set, err := applyBatch(batchCtx, r.pool, r.proj, target{checkpoint: r.proj.Name()}, q, pos, batch)
+		next, set, err := applyBatch(batchCtx, r.pool, r.proj, target{checkpoint: r.proj.Name()}, q, pos, batch, pre)
 		cancel()
 		if !errors.Is(err, errQuarantineChanged) || ctx.Err() != nil {
 			r.logQuarantined(set)
