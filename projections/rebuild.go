@@ -81,26 +81,59 @@ func (b *Rebuilder) Build(ctx context.Context, p Projection, to target) (events.
 		return pos, err
 	}
 	progress := Progress{Projection: p.Name(), Position: pos, Started: time.Now()}
-	size := b.batchSize()
+	next := b.readPage(ctx, p, pos)
 	for {
-		page, err := b.Store.ReadAll(ctx, pos, size)
-		if err != nil {
-			return pos, fmt.Errorf("read events after %s: %w", pos, err)
+		r := <-next
+		if r.err != nil {
+			return pos, r.err
 		}
-		if len(page) > 0 {
-			if pos, err = b.applyPage(ctx, p, to, q, pos, page, &progress); err != nil {
+		if len(r.page) < b.batchSize() {
+			next = nil // the last page
+		} else {
+			next = b.readPage(ctx, p, r.page[len(r.page)-1].Position)
+		}
+		if len(r.page) > 0 {
+			if pos, err = b.applyPage(ctx, p, to, q, pos, r.page, r.pre, &progress); err != nil {
 				return pos, err
 			}
 		}
-		if len(page) < size {
+		if next == nil {
 			return pos, nil
 		}
 	}
 }
 
-// applyPage writes one page of events as a batch and reports progress.
-func (b *Rebuilder) applyPage(ctx context.Context, p Projection, to target, q *quarantine, pos events.Position, page []events.RecordedEvent, progress *Progress) (events.Position, error) {
-	pos, set, err := applyBatch(ctx, b.Pool, p, to, q, pos, page, nil)
+// builtPage is a page of events read and built (see readAhead).
+type builtPage struct {
+	page []events.RecordedEvent
+	pre  *built
+	err  error
+}
+
+// readPage reads the page after pos and builds its statements in the
+// background: Build reads and builds the next page while it writes the
+// current one, as a catching-up runner does.
+func (b *Rebuilder) readPage(ctx context.Context, p Projection, pos events.Position) <-chan builtPage {
+	out := make(chan builtPage, 1) // the goroutine never waits for a reader that stopped
+	go func() {
+		page, err := b.Store.ReadAll(ctx, pos, b.batchSize())
+		if err != nil {
+			out <- builtPage{err: fmt.Errorf("read events after %s: %w", pos, err)}
+			return
+		}
+		r := builtPage{page: page}
+		if len(page) > 0 {
+			r.pre = build(p, page)
+		}
+		out <- r
+	}()
+	return out
+}
+
+// applyPage writes one page of events as a batch and reports progress; pre
+// holds its statements.
+func (b *Rebuilder) applyPage(ctx context.Context, p Projection, to target, q *quarantine, pos events.Position, page []events.RecordedEvent, pre *built, progress *Progress) (events.Position, error) {
+	pos, set, err := applyBatch(ctx, b.Pool, p, to, q, pos, page, pre)
 	if err != nil {
 		return pos, fmt.Errorf("rebuild %s: %w", p.Name(), err)
 	}
