@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -68,6 +69,13 @@ func (g *Group) Run(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+}
+
+// CatchingUp reports whether any of this process's runners is reading a
+// backlog (see Runner.CatchingUp): the audit sealer then leaves them the
+// CPU (see SealerOptions.Yield).
+func (g *Group) CatchingUp() bool {
+	return slices.ContainsFunc(g.runners, (*Runner).CatchingUp)
 }
 
 // Err reports a projection whose last attempt failed, for readiness checks.

@@ -95,6 +95,9 @@ type Runner struct {
 	// builtAhead counts the batches written with statements built while
 	// the batch before them was written (see readAhead).
 	builtAhead int
+	// catchingUp tells whether the last batch was full: more events were
+	// waiting (see CatchingUp).
+	catchingUp bool
 }
 
 // NewRunner returns a runner of proj that reads store and writes to pool.
@@ -200,6 +203,9 @@ func (r *Runner) follow(ctx context.Context, pos events.Position, q *quarantine)
 	defer func() { ahead.wait() }() // it reads sub: done before sub ends
 	for {
 		batch, pre := ahead.wait()
+		if ahead != nil && len(batch) == 0 {
+			r.noteBatch(0, nil) // nothing was waiting: caught up
+		}
 		if ahead = nil; ctx.Err() != nil {
 			return committed, ctx.Err() // shutdown: not one batch more
 		}
@@ -219,7 +225,7 @@ func (r *Runner) follow(ctx context.Context, pos events.Position, q *quarantine)
 			continue
 		}
 		ahead = startReadAhead(r.proj, sub, batch, r.opts.BatchSize)
-		r.countBuiltAhead(pre)
+		r.noteBatch(len(batch), pre)
 		if pos, err = r.apply(ctx, q, pos, batch, pre); err != nil {
 			return committed, err
 		}
@@ -232,12 +238,23 @@ func (r *Runner) follow(ctx context.Context, pos events.Position, q *quarantine)
 	}
 }
 
-func (r *Runner) countBuiltAhead(pre *built) {
+// noteBatch records a batch about to be written: n events, built ahead or
+// not.
+func (r *Runner) noteBatch(n int, pre *built) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.catchingUp = n >= r.opts.BatchSize
 	if pre != nil {
-		r.mu.Lock()
-		defer r.mu.Unlock()
 		r.builtAhead++
 	}
+}
+
+// CatchingUp reports whether the runner leads and its last batch was full:
+// it is reading a backlog, not following appends.
+func (r *Runner) CatchingUp() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.leading && r.catchingUp
 }
 
 func (r *Runner) handles(ev events.RecordedEvent) bool { return r.proj.Handles(ev.Type) }

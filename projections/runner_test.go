@@ -349,3 +349,32 @@ func TestABatchBehindAMovedCheckpointWritesNothing(t *testing.T) {
 		t.Fatalf("from the right checkpoint: %d rows, checkpoint %s; want 3 at %s", rows, checkpointOf(t, e, "companies"), last)
 	}
 }
+
+// A runner reading a backlog in full batches is catching up; once a batch
+// leaves nothing waiting, it is not.
+func TestARunnerIsCatchingUpWhileItsBatchesAreFull(t *testing.T) {
+	e := newEnv(t)
+	last := appendCompanies(t, e.store, 5*readAheadMin)
+	var sawCatchingUp atomic.Bool
+	var r *Runner
+	r = NewRunner(Companies{}, e.store, e.pool, quiet, RunnerOptions{BatchSize: readAheadMin,
+		afterCommit: func(events.Position) {
+			if r.CatchingUp() {
+				sawCatchingUp.Store(true)
+			}
+		}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(20 * time.Second)
+	for !r.passed(last) || r.CatchingUp() {
+		if time.Now().After(deadline) {
+			t.Fatalf("passed the last event: %v; catching up: %v", r.passed(last), r.CatchingUp())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !sawCatchingUp.Load() {
+		t.Fatal("the runner never reported catching up while it read full batches")
+	}
+}

@@ -36,8 +36,14 @@ type SealerOptions struct {
 	// few, larger transactions leave the database to the writes clients
 	// wait for.
 	Linger time.Duration
-	Retry                   // backoff and stand-by polling
-	Now    func() time.Time // the clock of seals (default time.Now)
+	// Yield, when set and true, makes a sealer that is behind read one
+	// page per Linger instead of reading on at once: serve passes
+	// Group.CatchingUp, so that after a restore or a long outage the read
+	// models, which clients wait for, get the CPU before the chain, which
+	// nobody waits for. The sealer catches up once they have.
+	Yield func() bool
+	Retry                  // backoff and stand-by polling
+	Now   func() time.Time // the clock of seals (default time.Now)
 }
 
 func (o *SealerOptions) defaults() {
@@ -142,7 +148,7 @@ func (s *Sealer) follow(ctx context.Context, head chainHead) (committed bool, er
 			return committed, err
 		}
 		committed = committed || len(page) > 0
-		if len(page) == s.opts.BatchSize {
+		if len(page) == s.opts.BatchSize && (s.opts.Yield == nil || !s.opts.Yield()) {
 			continue // behind: read on at once
 		}
 		select {

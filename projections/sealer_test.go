@@ -3,8 +3,10 @@ package projections
 import (
 	"context"
 	"crypto/ed25519"
+	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -235,5 +237,30 @@ func TestTheSealerResumesAfterACrashMidSealWithoutAGap(t *testing.T) {
 	waitChained(t, e, 15)
 	if r := verify(t, e); !r.OK() {
 		t.Fatalf("after the restart: %v", r.Problems)
+	}
+}
+
+// A sealer that is behind reads on at once, unless Yield says the read
+// models are catching up: then it reads one page per Linger.
+func TestTheSealerYieldsToProjectionsCatchingUp(t *testing.T) {
+	for _, yield := range []bool{false, true} {
+		t.Run(fmt.Sprintf("yield=%v", yield), func(t *testing.T) {
+			e := newEnv(t)
+			appendCompanies(t, e.store, 100)
+			var asked atomic.Int32
+			stop := runSealer(t, e, SealerOptions{BatchSize: 10, Linger: time.Hour,
+				Yield: func() bool { asked.Add(1); return yield }})
+			if !yield {
+				waitChained(t, e, 100)
+				return
+			}
+			waitChained(t, e, 10)
+			time.Sleep(300 * time.Millisecond) // the hour-long Linger: nothing more
+			stop()
+			waitChained(t, e, 10)
+			if asked.Load() == 0 {
+				t.Fatal("the sealer never asked Yield")
+			}
+		})
 	}
 }

@@ -86,6 +86,7 @@ func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
 	})
 	sealer := projections.NewSealer(store, pool, logger, projections.SealerOptions{
 		SealEvery: cfg.Audit.SealEvery, SealInterval: cfg.Audit.SealInterval, Key: cfg.Audit.SigningKey,
+		Yield: group.CatchingUp,
 	})
 	a := &app{pool: pool, store: store, group: group, sealer: sealer, sealerOff: cfg.Audit.Off, logger: logger, timeouts: cfg.HTTP, obs: obs}
 	a.handler = obs.traceHandler(transport.NewHandler(transport.Config{
