@@ -222,6 +222,7 @@ func (r *Runner) follow(ctx context.Context, pos events.Position, q *quarantine)
 			batch = []events.RecordedEvent{skipped.last}
 		} else if !slices.ContainsFunc(batch, r.handles) && skipped.add(batch) {
 			r.setApplied(batch[len(batch)-1].Position, len(q.streams) > 0)
+			r.noteBatch(len(batch), nil)
 			continue
 		}
 		ahead = startReadAhead(r.proj, sub, batch, r.opts.BatchSize)
