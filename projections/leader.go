@@ -122,16 +122,5 @@ func nextBatch(ctx context.Context, sub events.Subscription, size int, timeout <
 	case <-ctx.Done():
 		return nil, false
 	}
-	for len(batch) < size {
-		select {
-		case ev, open := <-sub.Events():
-			if !open {
-				return batch, true
-			}
-			batch = append(batch, ev)
-		default:
-			return batch, true
-		}
-	}
-	return batch, true
+	return append(batch, waiting(sub, size-1)...), true
 }
