@@ -168,6 +168,7 @@ func RunScaleBench(ctx context.Context, cfg ScaleConfig) (err error) {
 		return err
 	}
 	client := NewClient(svc.Base, token, cfg.Clients)
+	defer client.Close()
 	cases, notes, err := scaleCases(ctx, client, ds, cfg.DeepPage)
 	if err != nil {
 		return err
@@ -480,8 +481,7 @@ func scaleCases(ctx context.Context, c *Client, ds *Dataset, deep int) ([]scaleC
 	invoicesPath := func(company int) string { return "/v1/companies/" + ds.CompanyID(company) + "/invoices" }
 	list := func(company int, q url.Values) error {
 		q.Set("limit", "100")
-		_, err := c.Do(ctx, http.MethodGet, invoicesPath(company)+"?"+q.Encode(), nil, "", http.StatusOK)
-		return err
+		return c.Expect(ctx, http.MethodGet, invoicesPath(company)+"?"+q.Encode(), http.StatusOK)
 	}
 	var refs []int
 	for i := 42; i < ds.Invoices; i += 100 {
@@ -490,8 +490,7 @@ func scaleCases(ctx context.Context, c *Client, ds *Dataset, deep int) ([]scaleC
 	cases := []scaleCase{
 		{name: "get invoice by id", get: true, op: func(ctx context.Context, w, _ int) error {
 			i := rnd(w).IntN(ds.Invoices)
-			_, err := c.Do(ctx, http.MethodGet, invoicesPath(ds.CompanyOf(i))+"/"+ds.InvoiceID(i), nil, "", http.StatusOK)
-			return err
+			return c.Expect(ctx, http.MethodGet, invoicesPath(ds.CompanyOf(i))+"/"+ds.InvoiceID(i), http.StatusOK)
 		}},
 		{name: "list, no filter (any company)", op: func(_ context.Context, w, _ int) error {
 			return list(rnd(w).IntN(ds.Companies), url.Values{})

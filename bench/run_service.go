@@ -249,6 +249,7 @@ func runServicePhases(ctx context.Context, cfg ServiceBenchConfig, pg *pgtest.Cl
 		return nil, lag, 0, "", err
 	}
 	client := NewClient(svc.Base, token, cfg.Clients)
+	defer client.Close()
 
 	var statsOut strings.Builder
 	var pgss *pgx.Conn
@@ -485,8 +486,7 @@ func (s *seeded) getOp(c *Client, clients int) Op {
 	rngs := workerRands(clients, 2)
 	return func(ctx context.Context, w, seq int) error {
 		inv := s.invoices[rngs[w].IntN(len(s.invoices))]
-		_, err := c.Do(ctx, http.MethodGet, "/v1/companies/"+inv.company+"/invoices/"+inv.invoice, nil, "", http.StatusOK)
-		return err
+		return c.Expect(ctx, http.MethodGet, "/v1/companies/"+inv.company+"/invoices/"+inv.invoice, http.StatusOK)
 	}
 }
 
@@ -512,8 +512,7 @@ func (s *seeded) listOp(c *Client, clients int) Op {
 				q.Set("external_reference", r.invoice)
 			}
 		}
-		_, err := c.Do(ctx, http.MethodGet, "/v1/companies/"+company+"/invoices?"+q.Encode(), nil, "", http.StatusOK)
-		return err
+		return c.Expect(ctx, http.MethodGet, "/v1/companies/"+company+"/invoices?"+q.Encode(), http.StatusOK)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -224,19 +223,17 @@ func tail(path string) string {
 	return string(b)
 }
 
-// Client calls the service as one account.
+// Client calls the service as one account, over raw keep-alive
+// connections (rawhttp.go): an idle one is taken for each request, or a new
+// one dialed, and given back after the answer unless the server closes it.
 type Client struct {
-	base, auth string
-	hc         *http.Client
+	addr, auth string
+	idle       chan *rawConn
 }
 
 // NewClient returns a client keeping up to conns connections alive.
 func NewClient(base, token string, conns int) *Client {
-	tr := &http.Transport{
-		MaxIdleConns: conns * 2, MaxIdleConnsPerHost: conns * 2,
-		IdleConnTimeout: time.Minute, DisableCompression: true,
-	}
-	return &Client{base: base, auth: "Bearer " + token, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+	return &Client{addr: strings.TrimPrefix(base, "http://"), auth: "Bearer " + token, idle: make(chan *rawConn, conns*2)}
 }
 
 // StatusError is an answer other than the expected status.
@@ -247,47 +244,80 @@ type StatusError struct {
 
 func (e *StatusError) Error() string { return fmt.Sprintf("HTTP %d %s", e.Status, e.Code) }
 
-// Do sends one request and returns the body when the status is want. The
-// error text is short and free of ids, so that errors can be counted by it.
+// Do sends one request and returns a copy of the body when the status is
+// want. The error text is short and free of ids, so that errors can be
+// counted by it.
 func (c *Client) Do(ctx context.Context, method, path string, body []byte, idemKey string, want int) ([]byte, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
+	var out []byte
+	err := c.do(ctx, request{method: method, path: path, body: body, idemKey: idemKey}, want, func(b []byte) { out = bytes.Clone(b) })
+	return out, err
+}
+
+// Expect sends one request whose body is not needed, only its status.
+func (c *Client) Expect(ctx context.Context, method, path string, want int) error {
+	return c.do(ctx, request{method: method, path: path}, want, func([]byte) {})
+}
+
+func (c *Client) do(ctx context.Context, req request, want int, keep func(body []byte)) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("transport: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	rc, err := c.conn()
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("transport: %w", err)
 	}
-	req.Header.Set("Authorization", c.auth)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if idemKey != "" {
-		req.Header.Set("Idempotency-Key", idemKey)
-	}
-	resp, err := c.hc.Do(req)
+	req.host, req.auth = c.addr, c.auth
+	status, err := rc.roundTrip(req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("transport: %w", err)
+		rc.conn.Close()
+		return fmt.Errorf("transport: %w", err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("reading body: %w", err)
-	}
-	if resp.StatusCode != want {
+	if status != want {
 		var e struct {
 			Error struct {
 				Code string `json:"code"`
 			} `json:"error"`
 		}
-		_ = json.Unmarshal(b, &e)
-		return nil, &StatusError{Status: resp.StatusCode, Code: e.Error.Code}
+		_ = json.Unmarshal(rc.body, &e)
+		c.release(rc)
+		return &StatusError{Status: status, Code: e.Error.Code}
 	}
-	return b, nil
+	keep(rc.body)
+	c.release(rc)
+	return nil
+}
+
+func (c *Client) conn() (*rawConn, error) {
+	select {
+	case rc := <-c.idle:
+		return rc, nil
+	default:
+		return dialRaw(c.addr)
+	}
+}
+
+func (c *Client) release(rc *rawConn) {
+	if rc.close {
+		rc.conn.Close()
+		return
+	}
+	select {
+	case c.idle <- rc:
+	default:
+		rc.conn.Close()
+	}
+}
+
+// Close closes the idle connections.
+func (c *Client) Close() {
+	for {
+		select {
+		case rc := <-c.idle:
+			rc.conn.Close()
+		default:
+			return
+		}
+	}
 }
 
 // ID reads the "id" of a resource body.
