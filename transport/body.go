@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"os"
+	"strconv"
 
 	"github.com/invoicing/invoicing/command"
 )
@@ -53,6 +54,13 @@ func readOptionalObject(r *http.Request, maxBytes int64) (map[string]any, error)
 // types rendered are plain structs that always encode.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
+	if a, ok := v.(jsonAppender); ok {
+		body := append(a.appendJSON(make([]byte, 0, 4096)), '\n') // the newline Encode writes
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+		return
+	}
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
