@@ -135,12 +135,19 @@ func scanSummaries(rows pgx.Rows) ([]InvoiceSummary, []rowKey, error) {
 	defer rows.Close()
 	items := []InvoiceSummary{}
 	var keys []rowKey
+	decode := decodableSummaries(rows.FieldDescriptions())
 	for rows.Next() {
 		var (
-			i InvoiceSummary
-			k rowKey
+			i   InvoiceSummary
+			k   rowKey
+			err error
 		)
-		if err := rows.Scan(summaryTargets(&i, &k)...); err != nil {
+		if decode {
+			err = decodeSummary(rows.RawValues(), &i, &k)
+		} else {
+			err = rows.Scan(summaryTargets(&i, &k)...)
+		}
+		if err != nil {
 			return nil, nil, fmt.Errorf("scan invoice: %w", err)
 		}
 		items = append(items, i)
