@@ -72,10 +72,10 @@ func companyList(accountID string, f CompanyFilter) listing {
 	}
 }
 
-func scanCompanies(rows pgx.Rows) ([]Company, []rowKey, error) {
+func scanCompanies(rows pgx.Rows, capacity int) ([]Company, []rowKey, error) {
 	defer rows.Close()
-	companies := []Company{}
-	var keys []rowKey
+	companies := make([]Company, 0, capacity)
+	keys := make([]rowKey, 0, capacity)
 	for rows.Next() {
 		var (
 			c Company

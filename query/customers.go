@@ -68,10 +68,10 @@ func customerList(accountID, companyID string, f CustomerFilter) listing {
 	}
 }
 
-func scanCustomers(rows pgx.Rows) ([]Customer, []rowKey, error) {
+func scanCustomers(rows pgx.Rows, capacity int) ([]Customer, []rowKey, error) {
 	defer rows.Close()
-	customers := []Customer{}
-	var keys []rowKey
+	customers := make([]Customer, 0, capacity)
+	keys := make([]rowKey, 0, capacity)
 	for rows.Next() {
 		var (
 			c Customer

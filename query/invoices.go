@@ -42,7 +42,7 @@ type InvoiceFilter struct {
 	CustomerID, ExternalReference, Status string
 }
 
-const summaryColumns = `position_hi, position_lo, id::text, company_id::text, customer_id::text, customer_name, currency,
+const summaryColumns = `position_hi, position_lo, id, company_id, customer_id, customer_name, currency,
 	issue_date::text, due_date::text, issued_at, number, status, subtotal_minor, tax_minor, total_minor,
 	created_at, updated_at, version, void_reason, voided_at, coalesce(external_reference, '')`
 
@@ -77,23 +77,7 @@ func (s *Store) Invoice(ctx context.Context, accountID, companyID, id string) (I
 	if !validID(id) || !validID(companyID) {
 		return Invoice{}, ErrNotFound
 	}
-	var (
-		inv Invoice
-		k   rowKey
-	)
-	st := invoiceByID(accountID, companyID, id)
-	// *[]byte: pgx copies json text as it is (json.RawMessage would be
-	// json.Unmarshal'ed into).
-	err := s.pool.QueryRow(ctx, st.sql, st.args...).
-		Scan(append(summaryTargets(&inv.InvoiceSummary, &k), (*[]byte)(&inv.Customer), (*[]byte)(&inv.Issuer),
-			&inv.Language, (*[]byte)(&inv.Lines), &inv.PurchaseOrderReference, &inv.Notes, &inv.Terms)...)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Invoice{}, ErrNotFound
-	}
-	if err != nil {
-		return Invoice{}, fmt.Errorf("query invoice: %w", unavailable(err))
-	}
-	return inv, nil
+	return one(ctx, s.pool, scanInvoices, invoiceByID(accountID, companyID, id))
 }
 
 func invoiceByID(accountID, companyID, id string) statement {
@@ -131,27 +115,42 @@ func invoiceList(accountID, companyID string, f InvoiceFilter) listing {
 	}
 }
 
-func scanSummaries(rows pgx.Rows) ([]InvoiceSummary, []rowKey, error) {
+func scanSummaries(rows pgx.Rows, capacity int) ([]InvoiceSummary, []rowKey, error) {
+	return scanRows(rows, capacity, summaryWire, decodeSummary, summaryTargets)
+}
+
+func scanInvoices(rows pgx.Rows, capacity int) ([]Invoice, []rowKey, error) {
+	return scanRows(rows, capacity, invoiceWire, decodeInvoice, invoiceTargets)
+}
+
+// invoiceTargets are fullColumns' targets. *[]byte: pgx copies json text as
+// it is (json.RawMessage would be json.Unmarshal'ed into).
+func invoiceTargets(i *Invoice, k *rowKey) []any {
+	return append(summaryTargets(&i.InvoiceSummary, k), (*[]byte)(&i.Customer), (*[]byte)(&i.Issuer),
+		&i.Language, (*[]byte)(&i.Lines), &i.PurchaseOrderReference, &i.Notes, &i.Terms)
+}
+
+// scanRows decodes rows with decode when their columns are layout's (see
+// summary_decode.go), and otherwise scans them with pgx into targets.
+func scanRows[T any](rows pgx.Rows, capacity int, layout []wireColumn,
+	decode func([][]byte, *T, *rowKey) error, targets func(*T, *rowKey) []any) ([]T, []rowKey, error) {
 	defer rows.Close()
-	items := []InvoiceSummary{}
-	var keys []rowKey
-	decode := decodableSummaries(rows.FieldDescriptions())
+	fast := decodable(rows.FieldDescriptions(), layout)
+	items := make([]T, 0, capacity)
+	keys := make([]rowKey, 0, capacity)
 	for rows.Next() {
-		var (
-			i   InvoiceSummary
-			k   rowKey
-			err error
-		)
-		if decode {
-			err = decodeSummary(rows.RawValues(), &i, &k)
+		var zero T
+		items, keys = append(items, zero), append(keys, rowKey{})
+		item, key := &items[len(items)-1], &keys[len(keys)-1]
+		var err error
+		if fast {
+			err = decode(rows.RawValues(), item, key)
 		} else {
-			err = rows.Scan(summaryTargets(&i, &k)...)
+			err = rows.Scan(targets(item, key)...)
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("scan invoice: %w", err)
+			return nil, nil, fmt.Errorf("read invoice: %w", err)
 		}
-		items = append(items, i)
-		keys = append(keys, k)
 	}
 	return items, keys, rows.Err()
 }

@@ -202,8 +202,9 @@ func validID(id string) bool {
 	return err == nil
 }
 
-// scanner reads a result set into items and their keyset keys.
-type scanner[T any] func(pgx.Rows) ([]T, []rowKey, error)
+// scanner reads a result set into items and their keyset keys; capacity is
+// how many rows the statement may return at most.
+type scanner[T any] func(rows pgx.Rows, capacity int) ([]T, []rowKey, error)
 
 // one runs a get and returns its single row, or ErrNotFound.
 func one[T any](ctx context.Context, pool *pgxpool.Pool, scan scanner[T], st statement) (T, error) {
@@ -212,7 +213,7 @@ func one[T any](ctx context.Context, pool *pgxpool.Pool, scan scanner[T], st sta
 	if err != nil {
 		return zero, fmt.Errorf("query: %w", unavailable(err))
 	}
-	items, _, err := scan(rows)
+	items, _, err := scan(rows, 1)
 	if err != nil {
 		return zero, unavailable(err)
 	}
@@ -240,7 +241,7 @@ func page[T any](ctx context.Context, pool *pgxpool.Pool, scan scanner[T], l lis
 	if err != nil {
 		return Page[T]{}, fmt.Errorf("list %s: %w", l.table, unavailable(err))
 	}
-	items, keys, err := scan(rows)
+	items, keys, err := scan(rows, p.Limit+1)
 	if err != nil {
 		return Page[T]{}, unavailable(err)
 	}

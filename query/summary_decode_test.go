@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// The list's own statement, over rows holding every edge a summary can
-// have, decodes to exactly what pgx's Scan makes of the same rows; and the
-// list really takes the decoder (a column change that sends it back to Scan
-// fails here, not silently).
+// The list's and the get's own statements, over rows holding every edge an
+// invoice can have, decode to exactly what pgx's Scan makes of the same
+// rows; and both really take the decoder (a column change that sends them
+// back to Scan fails here, not silently).
 func TestSummaryRowsDecodeAsPgxScansThem(t *testing.T) {
 	f := newFixture(t)
 	company, customer := "8f0c6a8e-0000-4000-8000-000000000001", "8f0c6a8e-0000-4000-8000-000000000002"
@@ -27,44 +28,57 @@ func TestSummaryRowsDecodeAsPgxScansThem(t *testing.T) {
 	f.exec(`UPDATE invoices SET status = 'void', void_reason = 'typo', voided_at = '1970-01-01 00:00:00+00',
 		created_at = '0001-01-01 00:00:00+00' WHERE id = $1`, ids[2])
 
-	st := invoiceList("acct", company, InvoiceFilter{}).page(rowKey{}, MaxLimit)
-	scan := func(decode bool) []InvoiceSummary {
-		rows, err := f.pool.Query(context.Background(), st.sql, st.args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		if !decodableSummaries(rows.FieldDescriptions()) {
-			t.Fatalf("the list's columns are not what decodeSummary reads: %v", rows.FieldDescriptions())
-		}
-		var out []InvoiceSummary
-		for rows.Next() {
-			var (
-				i InvoiceSummary
-				k rowKey
-			)
-			if decode {
-				err = decodeSummary(rows.RawValues(), &i, &k)
-			} else {
-				err = rows.Scan(summaryTargets(&i, &k)...)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, i)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
-	decoded, scanned := scan(true), scan(false)
+	list := invoiceList("acct", company, InvoiceFilter{}).page(rowKey{}, MaxLimit)
+	decoded, scanned := readBothWays(t, f, list, summaryWire, decodeSummary, summaryTargets)
 	if len(decoded) != len(ids) {
 		t.Fatalf("%d rows, want %d", len(decoded), len(ids))
 	}
 	if !reflect.DeepEqual(decoded, scanned) {
 		t.Fatalf("decoded:\n%+v\nscanned:\n%+v", decoded, scanned)
 	}
+	for _, id := range ids {
+		decoded, scanned := readBothWays(t, f, invoiceByID("acct", company, id), invoiceWire, decodeInvoice, invoiceTargets)
+		if len(decoded) != 1 || !reflect.DeepEqual(decoded, scanned) {
+			t.Fatalf("invoice %s decoded:\n%+v\nscanned:\n%+v", id, decoded, scanned)
+		}
+	}
+}
+
+// readBothWays runs st twice: rows decoded by decode, and scanned by pgx.
+func readBothWays[T any](t *testing.T, f *fixture, st statement, layout []wireColumn,
+	decode func([][]byte, *T, *rowKey) error, targets func(*T, *rowKey) []any) (decoded, scanned []T) {
+	t.Helper()
+	read := func(fast bool) []T {
+		rows, err := f.pool.Query(context.Background(), st.sql, st.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		if !decodable(rows.FieldDescriptions(), layout) {
+			t.Fatalf("the columns are not what the decoder reads: %v", rows.FieldDescriptions())
+		}
+		var out []T
+		for rows.Next() {
+			var (
+				item T
+				k    rowKey
+			)
+			if fast {
+				err = decode(rows.RawValues(), &item, &k)
+			} else {
+				err = rows.Scan(targets(&item, &k)...)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, item)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	return read(true), read(false)
 }
 
 // A NULL where the summary has none, or an infinite timestamp, is an error,
@@ -72,8 +86,8 @@ func TestSummaryRowsDecodeAsPgxScansThem(t *testing.T) {
 func TestSummaryDecodeRefusesWhatScanRefuses(t *testing.T) {
 	f := newFixture(t)
 	for name, sql := range map[string]string{
-		"NULL id":             `SELECT 1::int8, 2::int8, NULL::text, 'c', 'u', 'n', 'EUR', '2026-01-01', NULL::text, NULL::timestamptz, NULL::text, 'draft', 1::int8, 0::int8, 1::int8, now(), now(), 1, NULL::text, NULL::timestamptz, ''`,
-		"infinite created_at": `SELECT 1::int8, 2::int8, 'i', 'c', 'u', 'n', 'EUR', '2026-01-01', NULL::text, NULL::timestamptz, NULL::text, 'draft', 1::int8, 0::int8, 1::int8, 'infinity'::timestamptz, now(), 1, NULL::text, NULL::timestamptz, ''`,
+		"NULL id":             `SELECT 1::int8, 2::int8, NULL::uuid, gen_random_uuid(), gen_random_uuid(), 'n', 'EUR', '2026-01-01', NULL::text, NULL::timestamptz, NULL::text, 'draft', 1::int8, 0::int8, 1::int8, now(), now(), 1, NULL::text, NULL::timestamptz, ''`,
+		"infinite created_at": `SELECT 1::int8, 2::int8, gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), 'n', 'EUR', '2026-01-01', NULL::text, NULL::timestamptz, NULL::text, 'draft', 1::int8, 0::int8, 1::int8, 'infinity'::timestamptz, now(), 1, NULL::text, NULL::timestamptz, ''`,
 	} {
 		var i InvoiceSummary
 		var k rowKey
@@ -83,7 +97,7 @@ func TestSummaryDecodeRefusesWhatScanRefuses(t *testing.T) {
 				return err
 			}
 			defer rows.Close()
-			if !decodableSummaries(rows.FieldDescriptions()) {
+			if !decodable(rows.FieldDescriptions(), summaryWire) {
 				t.Fatalf("%s: not decodable: %v", name, rows.FieldDescriptions())
 			}
 			rows.Next()
@@ -91,6 +105,40 @@ func TestSummaryDecodeRefusesWhatScanRefuses(t *testing.T) {
 		})
 		if err == nil {
 			t.Errorf("%s: decoded without an error: %+v", name, i)
+		}
+	}
+}
+
+// A pool whose results come as text (simple protocol, as behind a
+// transaction-pooling proxy) is read by pgx's Scan, to the same values.
+func TestTextResultsAreScannedToTheSameInvoices(t *testing.T) {
+	f := newFixture(t)
+	company, customer := "8f0c6a8e-0000-4000-8000-000000000001", "8f0c6a8e-0000-4000-8000-000000000002"
+	id := f.invoice("acct", company, customer, "ref-1").InvoiceID
+	f.invoice("acct", company, customer, "")
+	cfg, err := pgxpool.ParseConfig(f.pool.Config().ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	textPool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer textPool.Close()
+	ctx := context.Background()
+	for _, store := range []*Store{f.store, New(textPool)} {
+		page, err := store.Invoices(ctx, "acct", company, InvoiceFilter{}, PageRequest{Limit: MaxLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		inv, err := store.Invoice(ctx, "acct", company, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := f.store.Invoice(ctx, "acct", company, id)
+		if len(page.Items) != 2 || page.Items[0].ID != id || !reflect.DeepEqual(inv, want) {
+			t.Fatalf("page %+v\ninvoice %+v\nwant %+v", page.Items, inv, want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -133,7 +134,12 @@ func (i invoiceJSON) appendJSON(b []byte) []byte {
 // would cost more than one encoder for the whole list.)
 type appendedList[T jsonAppender] listJSON[T]
 
+// summaryBytes is about what an invoice summary takes in a list, so that a
+// list's body is sized once.
+const summaryBytes = 640
+
 func (l appendedList[T]) appendJSON(b []byte) []byte {
+	b = slices.Grow(b, len(l.Data)*summaryBytes+64)
 	b = append(b, `{"data":[`...)
 	for n := range l.Data {
 		if n > 0 {
