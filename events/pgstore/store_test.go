@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -229,5 +230,44 @@ func TestPayloadsAreCompressedWithLZ4(t *testing.T) {
 	}
 	if stored != string(data) {
 		t.Fatalf("payload read back as %q", stored)
+	}
+}
+
+// A burst of appends while another transaction holds the horizon (a
+// projection's batch, say, whose commit announces nothing) must not push
+// the subscriber's next read out to the poll interval: once the holder
+// ends, the burst is delivered within the short held-back polls. The poll
+// interval here is an hour, so a subscriber that backed off per wake-up
+// would deliver nothing within nextEvent's 10 seconds.
+func TestWakeUpsWhileHeldBackDoNotPostponeTheNextRead(t *testing.T) {
+	ctx := context.Background()
+	_, pool := newStore(t)
+	store := pgstore.New(pool, slog.New(slog.NewTextHandler(io.Discard, nil)), pgstore.Options{PollInterval: time.Hour})
+	t.Cleanup(func() { store.Close() })
+	sub, err := store.SubscribeAll(ctx, events.Position{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback(ctx)
+	if _, err := holder.Exec(ctx, "SELECT pg_current_xact_id()"); err != nil { // takes a transaction id
+		t.Fatal(err)
+	}
+	const burst = 25
+	for i := range burst {
+		stream := fmt.Sprintf("company-%02d", i)
+		if _, err := store.Append(ctx, stream, events.NoStream(), eventData(stream, 0)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond) // each append wakes the subscriber, which finds it held back
+	}
+	if err := holder.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range burst {
+		nextEvent(t, sub, fmt.Sprintf("company-%02d", i))
 	}
 }

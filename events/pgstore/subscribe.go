@@ -70,7 +70,7 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 		if len(page) == pageSize {
 			continue
 		}
-		wait := s.nextRead(ctx, sub.payloadsOf, len(page) > 0, &held)
+		wait, hidden := s.nextRead(ctx, sub.payloadsOf, len(page) > 0, &held)
 		select {
 		case <-ctx.Done():
 			return
@@ -78,28 +78,36 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 			return
 		case <-wake:
 		case <-time.After(wait):
+			if hidden {
+				// Still held back after a whole wait: a long transaction.
+				held = min(held*2, s.poll)
+			}
 		}
 	}
 }
 
 // nextRead tells how long a subscription may wait for a wake-up before it
-// reads again. Committed events hidden behind an older open transaction show
-// up as soon as it ends, which no notification announces: then poll soon,
-// backing off (held) in case that transaction is a long one. After a page
-// with events it polls soon without asking: under load, when something is
-// nearly always held back and a wake-up nearly always comes first, the
-// question would cost a query per page; once idle, an empty page asks.
-func (s *Store) nextRead(ctx context.Context, types []string, gotEvents bool, held *time.Duration) time.Duration {
+// reads again, and whether events are hidden. Committed events hidden behind
+// an older open transaction show up as soon as it ends, which no
+// notification announces (it may be any transaction of the cluster: a
+// projection's batch, the sealer's): then poll soon, backing off (held) only
+// while the same hold outlasts whole waits, in case it is a long one. A
+// wake-up does not back off: under load every append wakes the subscriber
+// while some batch holds the horizon, and backing off per wake-up had grown
+// the wait to the full poll interval within a dozen appends, so the last
+// events of a burst waited up to a second. After a page with events it
+// polls soon without asking: under load, when something is nearly always
+// held back and a wake-up nearly always comes first, the question would
+// cost a query per page; once idle, an empty page asks.
+func (s *Store) nextRead(ctx context.Context, types []string, gotEvents bool, held *time.Duration) (time.Duration, bool) {
 	if gotEvents {
 		*held = heldBackPoll
-		return heldBackPoll
+		return heldBackPoll, false
 	}
 	if hidden, err := s.heldBack(ctx, types); err == nil && hidden {
-		wait := *held
-		*held = min(*held*2, s.poll)
-		return wait
+		return *held, true
 	}
-	return s.poll
+	return s.poll, false
 }
 
 func (sub *subscription) fail(ctx context.Context, err error) {
