@@ -37,6 +37,10 @@ type Store struct {
 	wake   *broadcaster
 	notify chan struct{}
 	poll   time.Duration
+	// instance names this store in its notifications, so that its own
+	// listener can tell them from other processes'.
+	instance string
+	pending  pendingTypes
 
 	stopCtx context.Context
 	stop    context.CancelFunc
@@ -64,13 +68,14 @@ func New(pool *pgxpool.Pool, logger *slog.Logger, opts Options) *Store {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Store{
-		pool:    pool,
-		logger:  logger,
-		wake:    newBroadcaster(),
-		notify:  make(chan struct{}, 1),
-		poll:    opts.PollInterval,
-		stopCtx: ctx,
-		stop:    stop,
+		pool:     pool,
+		logger:   logger,
+		wake:     newBroadcaster(),
+		notify:   make(chan struct{}, 1),
+		poll:     opts.PollInterval,
+		instance: uuid.NewString(),
+		stopCtx:  ctx,
+		stop:     stop,
 	}
 	s.wg.Add(1)
 	go s.runNotifier(ctx)

@@ -271,3 +271,54 @@ func TestWakeUpsWhileHeldBackDoNotPostponeTheNextRead(t *testing.T) {
 		nextEvent(t, sub, fmt.Sprintf("company-%02d", i))
 	}
 }
+
+// A notification names its sender and the types it announces: a process
+// skips its own (its appends woke its subscribers already) and wakes only
+// the subscribers of those types for another's. Two stores on one database
+// stand for two processes; polls are an hour apart, so only a wake-up moves
+// a subscriber. Before, every notification, a process's own included, woke
+// every subscriber: under a burst of invoice creates the companies and
+// customers projections each read a page per notification.
+func TestNotificationsWakeOnlyOtherProcessesSubscribersOfTheirTypes(t *testing.T) {
+	ctx := context.Background()
+	_, pool := newStore(t)
+	open := func() *pgstore.Store {
+		s := pgstore.New(pool, slog.New(slog.NewTextHandler(io.Discard, nil)), pgstore.Options{PollInterval: time.Hour})
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	a, b := open(), open()
+	subscribe := func(s *pgstore.Store, payloadsOf string) events.Subscription {
+		sub, err := s.SubscribeAll(ctx, events.Position{}, payloadsOf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sub
+	}
+	customersOfA := subscribe(a, events.TypeCustomerCreated)
+	companiesOfA := subscribe(a, events.TypeCompanyCreated)
+	invoicesOfB := subscribe(b, events.TypeInvoiceDrafted)
+	// Each subscriber reads its first, empty, page and then waits for a
+	// wake-up; an append before that first read would be read by it.
+	time.Sleep(500 * time.Millisecond)
+	appendOne := func(s *pgstore.Store, stream, eventType string) {
+		ev := eventData(stream, 0)
+		ev.Type = eventType
+		if _, err := s.Append(ctx, stream, events.NoStream(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	appendOne(a, "invoice-a", events.TypeInvoiceDrafted)
+	nextEvent(t, invoicesOfB, "invoice-a") // a's notification has been sent and woke b
+	appendOne(b, "company-b", events.TypeCompanyCreated)
+	// a's listener reads notifications in commit order: once b's woke the
+	// companies subscriber, a's own has been read too.
+	nextEvent(t, companiesOfA, "invoice-a")
+	nextEvent(t, companiesOfA, "company-b")
+	select {
+	case ev := <-customersOfA.Events():
+		t.Fatalf("the customers subscriber was woken and read %s; no notification concerned it", ev.Stream)
+	case <-time.After(300 * time.Millisecond): // ample for a woken subscriber to read
+	}
+}

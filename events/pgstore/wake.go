@@ -61,6 +61,7 @@ func (b *broadcaster) Broadcast(types []string) {
 // through the notifier.
 func (s *Store) committed(types []string) {
 	s.wake.Broadcast(types)
+	s.pending.add(types)
 	select {
 	case s.notify <- struct{}{}:
 	default: // a notification is already pending; it covers this commit too
@@ -70,7 +71,7 @@ func (s *Store) committed(types []string) {
 // runNotifier sends NOTIFY outside the appending transactions. NOTIFY inside
 // an append would take PostgreSQL's global notify lock at every commit and
 // queue concurrent appends one commit at a time; here many commits share one
-// notification instead.
+// notification instead, which names the union of their event types.
 func (s *Store) runNotifier(ctx context.Context) {
 	defer s.wg.Done()
 	for {
@@ -79,10 +80,63 @@ func (s *Store) runNotifier(ctx context.Context) {
 			return
 		case <-s.notify:
 		}
-		if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, '')`, notifyChannel); err != nil && ctx.Err() == nil {
+		payload := notification{sender: s.instance, types: s.pending.take()}.String()
+		if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, payload); err != nil && ctx.Err() == nil {
 			s.logger.Warn("event notification failed; subscribers fall back to polling", "error", err)
 		}
 	}
+}
+
+// notification is the payload of a NOTIFY: the sending store and the types
+// of the events it committed, as "sender type,type…". The listener of the
+// sending process skips its own (committed already woke its subscribers),
+// and others wake only the subscribers of those types: during a burst of
+// invoice creates the companies and customers projections of every instance,
+// the sender's included, had read a page at every notification. A payload
+// that does not parse (a version before this one sent none) wakes every
+// subscriber, as before.
+type notification struct {
+	sender string
+	types  []string // nil: any type
+}
+
+func (n notification) String() string {
+	return n.sender + " " + strings.Join(n.types, ",")
+}
+
+func parseNotification(payload string) notification {
+	sender, types, ok := strings.Cut(payload, " ")
+	if !ok || sender == "" || types == "" {
+		return notification{}
+	}
+	return notification{sender: sender, types: strings.Split(types, ",")}
+}
+
+// pendingTypes gathers the event types committed since the last
+// notification was sent.
+type pendingTypes struct {
+	mu    sync.Mutex
+	types []string
+}
+
+func (p *pendingTypes) add(types []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, t := range types {
+		if !slices.Contains(p.types, t) {
+			p.types = append(p.types, t)
+		}
+	}
+}
+
+// take returns the gathered types, sorted, and forgets them.
+func (p *pendingTypes) take() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	types := p.types
+	p.types = nil
+	slices.Sort(types)
+	return types
 }
 
 // startListener LISTENs on a dedicated connection, once per store, and turns
@@ -132,9 +186,14 @@ func (s *Store) listenOnce(ctx context.Context) error {
 	}
 	s.wake.Broadcast(nil) // notifications may have been missed while away
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		msg, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			return err
 		}
-		s.wake.Broadcast(nil) // a notification does not say what was appended
+		n := parseNotification(msg.Payload)
+		if n.sender == s.instance {
+			continue // committed woke this store's subscribers already
+		}
+		s.wake.Broadcast(n.types)
 	}
 }
