@@ -41,6 +41,7 @@ type Store struct {
 	// listener can tell them from other processes'.
 	instance string
 	pending  pendingTypes
+	appends  chan *appendRequest // unbuffered: a send is taken by an appender
 
 	stopCtx context.Context
 	stop    context.CancelFunc
@@ -74,11 +75,15 @@ func New(pool *pgxpool.Pool, logger *slog.Logger, opts Options) *Store {
 		notify:   make(chan struct{}, 1),
 		poll:     opts.PollInterval,
 		instance: uuid.NewString(),
+		appends:  make(chan *appendRequest),
 		stopCtx:  ctx,
 		stop:     stop,
 	}
-	s.wg.Add(1)
+	s.wg.Add(1 + appenders)
 	go s.runNotifier(ctx)
+	for range appenders {
+		go s.runAppender()
+	}
 	return s
 }
 
@@ -121,6 +126,14 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	if len(evs) == 0 {
 		return events.AppendResult{}, errors.New("pgstore: append: no events")
 	}
+	if len(evs) == 1 {
+		return s.appendOne(ctx, stream, expected, evs[0])
+	}
+	return s.appendAlone(ctx, stream, expected, evs)
+}
+
+// appendAlone appends evs in a statement of their own (appendSQL).
+func (s *Store) appendAlone(ctx context.Context, stream string, expected events.ExpectedRevision, evs []events.EventData) (events.AppendResult, error) {
 	res, n, err := s.insert(ctx, stream, expected, evs)
 	var pgErr *pgconn.PgError
 	switch {

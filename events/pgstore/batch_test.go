@@ -1,0 +1,259 @@
+package pgstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/events/pgstore"
+)
+
+// occupyAppenders makes every appender wait: a transaction holds revision
+// 0 of one stream per appender, and an append to each of those streams
+// waits for it on the unique index. Appends made meanwhile queue up and
+// are written together once release ends the transaction (committed: the
+// occupying appends lose their race).
+func occupyAppenders(t *testing.T, pool *pgxpool.Pool, store *pgstore.Store) (release func(commit bool) []error) {
+	t.Helper()
+	ctx := context.Background()
+	holder, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = holder.Rollback(ctx) })
+	errs := make([]error, pgstore.Appenders)
+	var wg sync.WaitGroup
+	for i := range pgstore.Appenders {
+		stream := fmt.Sprintf("company-occupied-%d", i)
+		if _, err := holder.Exec(ctx, `
+			INSERT INTO events (event_id, stream_name, stream_revision, event_type, data, metadata)
+			VALUES ($1, $2, 0, 'CompanyCreated', '{}', '{}')`, uuid.New(), stream); err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = store.Append(ctx, stream, events.NoStream(), eventData(stream, 0))
+		}()
+	}
+	waitForLockWaits(t, pool, pgstore.Appenders)
+	return func(commit bool) []error {
+		end := holder.Rollback
+		if commit {
+			end = holder.Commit
+		}
+		if err := end(ctx); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		return errs
+	}
+}
+
+// waitForLockWaits waits until n backends wait for a transaction's lock.
+func waitForLockWaits(t *testing.T, pool *pgxpool.Pool, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		var waiting int
+		err := pool.QueryRow(context.Background(), `
+			SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if waiting >= n {
+			return
+		}
+	}
+	t.Fatalf("fewer than %d appends are waiting for the lock after 10s", n)
+}
+
+type appendCase struct {
+	name     string
+	stream   string
+	expected events.ExpectedRevision
+	cancel   bool // the caller gives up while its append is queued
+	either   bool // one of the appends marked so wins, the others get ErrWrongExpectedRevision
+	want     error
+}
+
+// TestQueuedAppendsAreWrittenTogetherEachWithItsOwnOutcome queues appends
+// while every appender is busy: they are written in few statements (their
+// events share transaction ids), and each keeps the outcome it would have
+// had alone: two appends to one new stream (two creates with one key), an
+// append whose expected revision is wrong, a caller that gave up; the occupying appends lose to the
+// transaction that held their revisions.
+func TestQueuedAppendsAreWrittenTogetherEachWithItsOwnOutcome(t *testing.T) {
+	ctx := context.Background()
+	store, pool := newStore(t)
+	if _, err := store.Append(ctx, "company-existing", events.NoStream(), eventData("company-existing", 0)); err != nil {
+		t.Fatal(err)
+	}
+	cases := []appendCase{
+		{name: "same key", stream: "company-twice", expected: events.NoStream(), either: true},
+		{name: "same key", stream: "company-twice", expected: events.NoStream(), either: true},
+		{name: "no such revision", stream: "company-new", expected: events.AtRevision(3), want: events.ErrWrongExpectedRevision},
+		{name: "stream exists", stream: "company-existing", expected: events.NoStream(), want: events.ErrWrongExpectedRevision},
+		{name: "next revision", stream: "company-existing", expected: events.AtRevision(0)},
+		{name: "caller gave up", stream: "company-cancelled", expected: events.NoStream(), cancel: true, want: context.Canceled},
+	}
+	for i := range 16 {
+		cases = append(cases, appendCase{name: "plain", stream: fmt.Sprintf("company-%02d", i), expected: events.NoStream()})
+	}
+
+	release := occupyAppenders(t, pool, store)
+	errs := make([]error, len(cases))
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		ev := eventData(c.stream, uint64(i)) // distinct ids, also for one stream
+		callCtx, cancel := context.WithCancel(ctx)
+		if c.cancel {
+			cancel()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer cancel()
+			_, errs[i] = store.Append(callCtx, c.stream, c.expected, ev)
+		}()
+	}
+	time.Sleep(200 * time.Millisecond) // every append is queued
+	for _, err := range release(true) {
+		if !errors.Is(err, events.ErrWrongExpectedRevision) {
+			t.Errorf("occupying append: got %v, want ErrWrongExpectedRevision", err)
+		}
+	}
+	wg.Wait()
+
+	won := 0
+	for i, c := range cases {
+		switch {
+		case c.either && errs[i] == nil:
+			won++
+		case c.either && !errors.Is(errs[i], events.ErrWrongExpectedRevision):
+			t.Errorf("%s: got %v, want nil or ErrWrongExpectedRevision", c.name, errs[i])
+		case !c.either && (!errors.Is(errs[i], c.want) || (c.want == nil && errs[i] != nil)):
+			t.Errorf("%s: got %v, want %v", c.name, errs[i], c.want)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d of the appends to one new stream won, want 1", won)
+	}
+	assertStoredRevisions(t, pool, map[string]int{
+		"company-twice": 1, "company-existing": 2, "company-new": 0, "company-cancelled": 0, "company-00": 1,
+	})
+	var txs int
+	if err := pool.QueryRow(ctx, `SELECT count(DISTINCT tx_id) FROM events WHERE stream_name LIKE 'company-__'`).Scan(&txs); err != nil {
+		t.Fatal(err)
+	}
+	if txs > 4 {
+		t.Errorf("16 queued appends were written in %d transactions, want them batched (at most 4)", txs)
+	}
+}
+
+// TestRefusedDataFailsOnlyItsOwnAppend: PostgreSQL refuses a batch whose
+// statement fails on one event's data; every other append of the batch is
+// then written on its own and succeeds.
+func TestRefusedDataFailsOnlyItsOwnAppend(t *testing.T) {
+	ctx := context.Background()
+	store, pool := newStore(t)
+	release := occupyAppenders(t, pool, store)
+	streams := []string{"company-0", "company-1", "company-bad", "company-2", "company-3"}
+	errs := make([]error, len(streams))
+	var wg sync.WaitGroup
+	for i, stream := range streams {
+		ev := eventData(stream, 0)
+		if stream == "company-bad" {
+			ev.Data = json.RawMessage(`{"n":`)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = store.Append(ctx, stream, events.NoStream(), ev)
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	release(false)
+	wg.Wait()
+	for i, stream := range streams {
+		if bad := stream == "company-bad"; bad != (errs[i] != nil) || errors.Is(errs[i], events.ErrWrongExpectedRevision) {
+			t.Errorf("%s: got %v", stream, errs[i])
+		}
+	}
+	assertStoredRevisions(t, pool, map[string]int{"company-0": 1, "company-bad": 0, "company-3": 1})
+}
+
+func assertStoredRevisions(t *testing.T, pool *pgxpool.Pool, want map[string]int) {
+	t.Helper()
+	for stream, n := range want {
+		var got int
+		if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM events WHERE stream_name = $1`, stream).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != n {
+			t.Errorf("%s holds %d events, want %d", stream, got, n)
+		}
+	}
+}
+
+// TestAppendedBatchIsReadInOrderOnce: events written by one statement share
+// a transaction id, and subscribers order them by position within it.
+func TestAppendedBatchIsReadInOrderOnce(t *testing.T) {
+	ctx := context.Background()
+	store, pool := newStore(t)
+	release := occupyAppenders(t, pool, store)
+	var wg sync.WaitGroup
+	for i := range 12 {
+		stream := fmt.Sprintf("company-%02d", i)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := store.Append(ctx, stream, events.NoStream(), eventData(stream, 0)); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	release(false)
+	wg.Wait()
+	page, err := store.ReadAll(ctx, events.Position{}, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page) != 12+pgstore.Appenders {
+		t.Fatalf("ReadAll gave %d events, want %d", len(page), 12+pgstore.Appenders)
+	}
+	seen := map[string]bool{}
+	for i, ev := range page {
+		if seen[ev.Stream] {
+			t.Errorf("%s read twice", ev.Stream)
+		}
+		seen[ev.Stream] = true
+		if i > 0 && ev.Position.Compare(page[i-1].Position) <= 0 {
+			t.Errorf("event %d at %s is not after %s", i, ev.Position, page[i-1].Position)
+		}
+	}
+}
+
+// TestAppendAfterCloseFails: an append made after Close is answered, not
+// left waiting for an appender that has stopped.
+func TestAppendAfterCloseFails(t *testing.T) {
+	store, _ := newStore(t)
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := store.Append(ctx, "company-late", events.NoStream(), eventData("company-late", 0))
+	if !errors.Is(err, events.ErrUnavailable) {
+		t.Fatalf("append after Close: got %v, want ErrUnavailable", err)
+	}
+}

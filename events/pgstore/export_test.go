@@ -1,0 +1,4 @@
+package pgstore
+
+// Appenders is how many batches can be written at once.
+const Appenders = appenders
