@@ -44,14 +44,21 @@ WHERE (tx_id, global_position) > ($1::text::xid8, $2::bigint)
 ORDER BY tx_id, global_position -- the xid8 column: tx_text would sort "1000" before "999"
 LIMIT $4`
 
-// heldBackSQL finds a row of the types in $1 (NULL: any) that readers
-// cannot see yet because an older transaction is still open; a subscription
-// then polls soon instead of waiting for the next notification. It scans
-// events_global_order backwards from its end down to the horizon at most:
-// the rows of transactions in flight, whatever the size of the log.
-// ("EXISTS (... WHERE tx_id >= horizon)" was planned as a sequential scan,
-// and EXISTS drops the ORDER BY and LIMIT that keep it on the index.)
-const heldBackSQL = `
-SELECT tx_id::text FROM events
-WHERE tx_id >= pg_snapshot_xmin(pg_current_snapshot()) AND ($1::text[] IS NULL OR event_type = ANY($1))
-ORDER BY tx_id DESC LIMIT 1`
+// pendingSQL finds a row of the types in $1 after the reader's
+// position ($2, $3) that the reader's last page did not hold: one hidden
+// behind an older transaction that is still open, or one that became
+// readable after the page was read, when that transaction ended in
+// between (a projection's batch or the sealer's, whose end no wake-up
+// announces). A subscription then polls soon instead of waiting for the
+// next notification. It scans events_global_order backwards from its end
+// down to the reader's position at most: the rows committed since the
+// page, whatever the size of the log. (Asking only for rows at or above
+// the horizon, as before, missed the second kind: such an event waited
+// for the next poll, a second.)
+//
+// The output column is named newest: named tx_id, it would be what ORDER BY
+// tx_id sorts by, as text, and no index serves that.
+const pendingSQL = `
+SELECT tx_id::text AS newest FROM events
+WHERE (tx_id, global_position) > ($2::text::xid8, $3::bigint) AND event_type = ANY($1::text[])
+ORDER BY tx_id DESC, global_position DESC LIMIT 1`

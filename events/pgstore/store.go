@@ -42,6 +42,9 @@ type Store struct {
 	instance string
 	pending  pendingTypes
 	appends  chan *appendRequest // unbuffered: a send is taken by an appender
+	// beforePendingCheck, when set by a test, runs between a
+	// subscription's empty page and its check for pending events.
+	beforePendingCheck func()
 
 	stopCtx context.Context
 	stop    context.CancelFunc

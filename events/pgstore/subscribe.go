@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"time"
 
@@ -70,7 +71,7 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 		if len(page) == pageSize {
 			continue
 		}
-		wait, hidden := s.nextRead(ctx, sub.payloadsOf, len(page) > 0, &held)
+		wait, hidden := s.nextRead(ctx, sub.payloadsOf, pos, len(page) > 0, &held)
 		select {
 		case <-ctx.Done():
 			return
@@ -87,10 +88,11 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 }
 
 // nextRead tells how long a subscription may wait for a wake-up before it
-// reads again, and whether events are hidden. Committed events hidden behind
-// an older open transaction show up as soon as it ends, which no
+// reads again, and whether events are pending. Committed events hidden
+// behind an older open transaction show up as soon as it ends, which no
 // notification announces (it may be any transaction of the cluster: a
-// projection's batch, the sealer's): then poll soon, backing off (held) only
+// projection's batch, the sealer's), and it may have ended since the page
+// was read: then poll soon, backing off (held) only
 // while the same hold outlasts whole waits, in case it is a long one. A
 // wake-up does not back off: under load every append wakes the subscriber
 // while some batch holds the horizon, and backing off per wake-up had grown
@@ -99,12 +101,15 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 // polls soon without asking: under load, when something is nearly always
 // held back and a wake-up nearly always comes first, the question would
 // cost a query per page; once idle, an empty page asks.
-func (s *Store) nextRead(ctx context.Context, types []string, gotEvents bool, held *time.Duration) (time.Duration, bool) {
+func (s *Store) nextRead(ctx context.Context, types []string, pos events.Position, gotEvents bool, held *time.Duration) (time.Duration, bool) {
 	if gotEvents {
 		*held = heldBackPoll
 		return heldBackPoll, false
 	}
-	if hidden, err := s.heldBack(ctx, types); err == nil && hidden {
+	if s.beforePendingCheck != nil {
+		s.beforePendingCheck()
+	}
+	if hidden, err := s.eventsPending(ctx, types, pos); err == nil && hidden {
 		return *held, true
 	}
 	return s.poll, false
@@ -119,11 +124,15 @@ func (sub *subscription) fail(ctx context.Context, err error) {
 	sub.mu.Unlock()
 }
 
-// heldBack reports whether events of types (nil: any) are hidden behind
-// the horizon.
-func (s *Store) heldBack(ctx context.Context, types []string) (bool, error) {
+// eventsPending reports whether events of types (nil: any) after pos are
+// committed that the last page did not hold (see pendingSQL).
+func (s *Store) eventsPending(ctx context.Context, types []string, pos events.Position) (bool, error) {
+	if types == nil {
+		types = events.Types // readers leave out types this service does not know
+	}
 	var newest string
-	err := s.pool.QueryRow(ctx, heldBackSQL, types).Scan(&newest)
+	hi, lo := pos.Parts()
+	err := s.pool.QueryRow(ctx, pendingSQL, types, strconv.FormatUint(hi, 10), int64(lo)).Scan(&newest)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
