@@ -89,8 +89,8 @@ type appendCase struct {
 // while every appender is busy: they are written in few statements (their
 // events share transaction ids), and each keeps the outcome it would have
 // had alone: two appends to one new stream (two creates with one key), an
-// append whose expected revision is wrong, a caller that gave up; the occupying appends lose to the
-// transaction that held their revisions.
+// append whose expected revision is wrong, a caller that gave up. The
+// occupying appends lose to the transaction that held their revisions.
 func TestQueuedAppendsAreWrittenTogetherEachWithItsOwnOutcome(t *testing.T) {
 	ctx := context.Background()
 	store, pool := newStore(t)

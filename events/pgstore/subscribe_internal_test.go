@@ -25,14 +25,7 @@ import (
 // transaction ends.
 func TestEventReadableAfterAnEmptyPageIsNotLeftForThePoll(t *testing.T) {
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if err := Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := migratedPool(t)
 	store := New(pool, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{PollInterval: time.Hour})
 	t.Cleanup(func() { store.Close() })
 
@@ -81,14 +74,7 @@ func TestEventReadableAfterAnEmptyPageIsNotLeftForThePoll(t *testing.T) {
 // prepared statement keeps (generic) and for a custom one.
 func TestPendingCheckReadsTheEndOfTheIndex(t *testing.T) {
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if err := Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := migratedPool(t)
 	if _, err := pool.Exec(ctx, `
 		INSERT INTO events (event_id, stream_name, stream_revision, event_type, data, metadata)
 		SELECT gen_random_uuid(), 'company-' || i, 0, 'CompanyCreated', '{}', '{}' FROM generate_series(1, 20000) i`); err != nil {
@@ -123,4 +109,19 @@ func TestPendingCheckReadsTheEndOfTheIndex(t *testing.T) {
 			}
 		}
 	}
+}
+
+// migratedPool connects to a fresh database holding the event store's
+// schema.
+func migratedPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := Migrate(context.Background(), pool); err != nil {
+		t.Fatal(err)
+	}
+	return pool
 }
