@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -28,16 +29,22 @@ import (
 // events.ErrWrongExpectedRevision, while the others of its batch are
 // written. A batch never holds two appends to one stream, nor two of one
 // event id; the later waits for the next batch.
+//
+// Rows are inserted in stream order. An insert that meets a row of the
+// same stream from a transaction still open waits for it to end; two
+// batches taking the same two streams in opposite orders would each wait
+// for the other (a deadlock PostgreSQL breaks after a second by failing
+// one). In one order, one of them always finishes first.
 const batchAppendSQL = `
 WITH req AS (
 	SELECT * FROM unnest($1::text[], $2::bigint[], $3::uuid[], $4::text[], $5::text[], $6::text[])
-		WITH ORDINALITY AS r(stream, head, id, type, data, metadata, n)
+		AS r(stream, head, id, type, data, metadata)
 )
 INSERT INTO events (event_id, stream_name, stream_revision, event_type, data, metadata)
 SELECT r.id, r.stream, r.head + 1, r.type, r.data::json, r.metadata::json
 FROM req r
 WHERE r.head = (SELECT coalesce(max(stream_revision), -1) FROM events WHERE stream_name = r.stream)
-ORDER BY r.n
+ORDER BY r.stream
 ON CONFLICT DO NOTHING
 RETURNING event_id, global_position, tx_id::text, stream_revision`
 
@@ -140,7 +147,9 @@ func gather(deferred []*appendRequest, queue <-chan *appendRequest) (batch, rest
 
 // writeBatch writes the batch's appends in one statement and answers each.
 // A data error of the statement (SQLSTATE class 22 or 23), which one
-// event could cause, must not fail the others: then each is written alone.
+// event could cause, must not fail the others, nor must a deadlock or
+// serialization failure with another writer (class 40): then each is
+// written alone.
 func (s *Store) writeBatch(batch []*appendRequest) {
 	live := batch[:0]
 	for _, req := range batch {
@@ -160,7 +169,7 @@ func (s *Store) writeBatch(batch []*appendRequest) {
 	defer cancel()
 	written, err := s.insertBatch(ctx, live)
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && (pgErr.Code[:2] == "22" || pgErr.Code[:2] == "23") {
+	if errors.As(err, &pgErr) && slices.Contains([]string{"22", "23", "40"}, pgErr.Code[:2]) {
 		for _, req := range live {
 			res, err := s.appendAlone(req.ctx, req.stream, req.expected, []events.EventData{req.ev})
 			req.done <- appendOutcome{res: res, err: err}

@@ -205,14 +205,16 @@ func assertStoredRevisions(t *testing.T, pool *pgxpool.Pool, want map[string]int
 }
 
 // TestAppendedBatchIsReadInOrderOnce: events written by one statement share
-// a transaction id, and subscribers order them by position within it.
+// a transaction id, and subscribers order them by position within it. A
+// statement inserts its streams in name order (see batchAppendSQL: two
+// batches must not wait for each other), whatever order they came in.
 func TestAppendedBatchIsReadInOrderOnce(t *testing.T) {
 	ctx := context.Background()
 	store, pool := newStore(t)
 	release := occupyAppenders(t, pool, store)
 	var wg sync.WaitGroup
 	for i := range 12 {
-		stream := fmt.Sprintf("company-%02d", i)
+		stream := fmt.Sprintf("company-%02d", 11-i) // queued in reverse name order, as far as goroutines keep it
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -220,6 +222,7 @@ func TestAppendedBatchIsReadInOrderOnce(t *testing.T) {
 				t.Error(err)
 			}
 		}()
+		time.Sleep(5 * time.Millisecond)
 	}
 	time.Sleep(200 * time.Millisecond)
 	release(false)
@@ -232,14 +235,28 @@ func TestAppendedBatchIsReadInOrderOnce(t *testing.T) {
 		t.Fatalf("ReadAll gave %d events, want %d", len(page), 12+pgstore.Appenders)
 	}
 	seen := map[string]bool{}
+	shared := 0
 	for i, ev := range page {
 		if seen[ev.Stream] {
 			t.Errorf("%s read twice", ev.Stream)
 		}
 		seen[ev.Stream] = true
-		if i > 0 && ev.Position.Compare(page[i-1].Position) <= 0 {
+		if i == 0 {
+			continue
+		}
+		if ev.Position.Compare(page[i-1].Position) <= 0 {
 			t.Errorf("event %d at %s is not after %s", i, ev.Position, page[i-1].Position)
 		}
+		tx, _ := ev.Position.Parts()
+		if prevTx, _ := page[i-1].Position.Parts(); tx == prevTx {
+			shared++
+			if ev.Stream < page[i-1].Stream {
+				t.Errorf("one statement inserted %s after %s", ev.Stream, page[i-1].Stream)
+			}
+		}
+	}
+	if shared == 0 {
+		t.Error("no two events share a transaction: nothing was batched")
 	}
 }
 
@@ -256,4 +273,52 @@ func TestAppendAfterCloseFails(t *testing.T) {
 	if !errors.Is(err, events.ErrUnavailable) {
 		t.Fatalf("append after Close: got %v, want ErrUnavailable", err)
 	}
+}
+
+// TestBatchThatLosesADeadlockIsWrittenAlone: another writer takes the
+// batch's two streams in the opposite order, so each waits for the other.
+// PostgreSQL fails one of the two transactions with a deadlock; when that
+// is the batch, its appends are written again one at a time and succeed
+// once the other writer is gone, instead of all failing.
+func TestBatchThatLosesADeadlockIsWrittenAlone(t *testing.T) {
+	ctx := context.Background()
+	store, pool := newStore(t)
+	other, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Rollback(ctx)
+	insert := func(stream string) error {
+		_, err := other.Exec(ctx, `
+			INSERT INTO events (event_id, stream_name, stream_revision, event_type, data, metadata)
+			VALUES ($1, $2, 0, 'CompanyCreated', '{}', '{}')`, uuid.New(), stream)
+		return err
+	}
+	if err := insert("company-b"); err != nil {
+		t.Fatal(err)
+	}
+	release := occupyAppenders(t, pool, store)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, stream := range []string{"company-a", "company-b"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = store.Append(ctx, stream, events.NoStream(), eventData(stream, 0))
+		}()
+	}
+	time.Sleep(200 * time.Millisecond) // both queued
+	release(false)
+	waitForLockWaits(t, pool, 1) // the batch wrote company-a and waits for company-b
+	_ = insert("company-a")      // waits for the batch: a deadlock, which fails one of the two
+	if err := other.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("append %d: %v", i, err)
+		}
+	}
+	assertStoredRevisions(t, pool, map[string]int{"company-a": 1, "company-b": 1})
 }

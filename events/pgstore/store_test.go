@@ -25,7 +25,12 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func newStore(t testing.TB) (*pgstore.Store, *pgxpool.Pool) {
 	t.Helper()
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, pgtest.NewDatabase(t))
+	cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 16 // room for tests that hold transactions while appends wait
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
