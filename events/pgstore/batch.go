@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/internal/pgerr"
 )
 
 // Appends of one event, the only kind the service makes, are gathered into
@@ -85,7 +85,7 @@ func (s *Store) appendOne(ctx context.Context, stream string, expected events.Ex
 	select {
 	case s.appends <- req:
 	case <-ctx.Done():
-		return events.AppendResult{}, fmt.Errorf("pgstore: append to %s: %w", stream, ctx.Err())
+		return events.AppendResult{}, gaveUp(stream, ctx.Err())
 	case <-s.stopped():
 		return events.AppendResult{}, fmt.Errorf("pgstore: append to %s: %w", stream, errClosed)
 	}
@@ -93,8 +93,15 @@ func (s *Store) appendOne(ctx context.Context, stream string, expected events.Ex
 	case out := <-req.done:
 		return out.res, out.err
 	case <-ctx.Done():
-		return events.AppendResult{}, fmt.Errorf("pgstore: append to %s: %w", stream, ctx.Err())
+		return events.AppendResult{}, gaveUp(stream, ctx.Err())
 	}
+}
+
+// gaveUp is the error of an append whose caller's context ended first:
+// the database did not answer in the time the caller had, as when pgx
+// gives up on a statement.
+func gaveUp(stream string, cause error) error {
+	return fmt.Errorf("pgstore: append to %s: %w: %w", stream, events.ErrUnavailable, cause)
 }
 
 // runAppender writes batches until the store is closed; the batch in hand
@@ -146,15 +153,16 @@ func gather(deferred []*appendRequest, queue <-chan *appendRequest) (batch, rest
 }
 
 // writeBatch writes the batch's appends in one statement and answers each.
-// A data error of the statement (SQLSTATE class 22 or 23), which one
-// event could cause, must not fail the others, nor must a deadlock or
-// serialization failure with another writer (class 40): then each is
-// written alone.
+// An error the database sends for the statement may come from one event
+// (bad data, a size or depth limit) or from another writer (a deadlock),
+// and must not fail the others: then each is written alone, each within
+// batchTimeout. Only an outage or the batch's own timeout answers every
+// append of the batch with the same error.
 func (s *Store) writeBatch(batch []*appendRequest) {
 	live := batch[:0]
 	for _, req := range batch {
 		if err := req.ctx.Err(); err != nil {
-			req.done <- appendOutcome{err: fmt.Errorf("pgstore: append to %s: %w", req.stream, err)}
+			req.done <- appendOutcome{err: gaveUp(req.stream, err)}
 			continue
 		}
 		live = append(live, req)
@@ -168,15 +176,30 @@ func (s *Store) writeBatch(batch []*appendRequest) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(live[0].ctx), batchTimeout)
 	defer cancel()
 	written, err := s.insertBatch(ctx, live)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && slices.Contains([]string{"22", "23", "40"}, pgErr.Code[:2]) {
+	if statementFailed(err) {
 		for _, req := range live {
-			res, err := s.appendAlone(req.ctx, req.stream, req.expected, []events.EventData{req.ev})
-			req.done <- appendOutcome{res: res, err: err}
+			req.done <- s.appendAloneWithin(req, batchTimeout)
 		}
 		return
 	}
 	s.answer(live, written, err)
+}
+
+// statementFailed reports whether the database refused the statement
+// itself, rather than being out of reach or cancelled.
+func statementFailed(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && !pgerr.Unavailable(err) && pgErr.Code != "57014" // query_canceled
+}
+
+// appendAloneWithin writes one request in a statement of its own, giving
+// up after d: an appender must not wait on one caller's lock for longer
+// than on a batch.
+func (s *Store) appendAloneWithin(req *appendRequest, d time.Duration) appendOutcome {
+	ctx, cancel := context.WithTimeout(req.ctx, d)
+	defer cancel()
+	res, err := s.appendAlone(ctx, req.stream, req.expected, []events.EventData{req.ev})
+	return appendOutcome{res: res, err: err}
 }
 
 // answer tells each request its outcome and announces what was written.

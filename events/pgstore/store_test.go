@@ -277,13 +277,13 @@ func TestWakeUpsWhileHeldBackDoNotPostponeTheNextRead(t *testing.T) {
 	}
 }
 
-// A notification names its sender and the types it announces: a process
-// skips its own (its appends woke its subscribers already) and wakes only
-// the subscribers of those types for another's. Two stores on one database
-// stand for two processes; polls are an hour apart, so only a wake-up moves
-// a subscriber. Before, every notification, a process's own included, woke
-// every subscriber: under a burst of invoice creates the companies and
-// customers projections each read a page per notification.
+// A notification names the types it announces, and wakes only the
+// subscribers of those types in another process. Two stores on one
+// database stand for two processes; polls are an hour apart, so only a
+// wake-up moves a subscriber. Before, every notification woke every
+// subscriber: under a burst of invoice creates the companies and customers
+// projections each read a page per notification. (That a process skips
+// its own notifications is TestOwnNotificationIsSkipped.)
 func TestNotificationsWakeOnlyOtherProcessesSubscribersOfTheirTypes(t *testing.T) {
 	ctx := context.Background()
 	_, pool := newStore(t)

@@ -80,7 +80,11 @@ func (s *Store) runNotifier(ctx context.Context) {
 			return
 		case <-s.notify:
 		}
-		payload := notification{sender: s.instance, types: s.pending.take()}.String()
+		types := s.pending.take()
+		if len(types) == 0 {
+			continue // a commit signalled after the last notification took its types
+		}
+		payload := notification{sender: s.instance, types: types}.String()
 		if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, payload); err != nil && ctx.Err() == nil {
 			s.logger.Warn("event notification failed; subscribers fall back to polling", "error", err)
 		}

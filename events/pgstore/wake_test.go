@@ -1,8 +1,15 @@
 package pgstore
 
 import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/invoicing/invoicing/events"
 )
 
 func TestNotificationPayload(t *testing.T) {
@@ -36,5 +43,51 @@ func TestPendingTypesAreGatheredOnce(t *testing.T) {
 	}
 	if got := p.take(); got != nil {
 		t.Errorf("take() after take() = %v, want nil", got)
+	}
+}
+
+// A process's own notification wakes none of its subscribers: its append
+// woke those of its types already, and a second wake-up is a second read.
+// Two stores on one database stand for two processes; the wake-up channels
+// are looked at directly, since a redundant read delivers nothing.
+func TestOwnNotificationIsSkipped(t *testing.T) {
+	ctx := context.Background()
+	pool := migratedPool(t)
+	open := func() *Store {
+		s := New(pool, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{PollInterval: time.Hour})
+		t.Cleanup(func() { s.Close() })
+		listening := s.wake.Wait([]string{"listening"}) // closed by the listener once it LISTENs
+		s.startListener()
+		waitClosed(t, listening, "the listener to start")
+		return s
+	}
+	a, b := open(), open()
+	appendOne := func(s *Store, stream, eventType string) {
+		ev := events.EventData{ID: events.EventID(stream, 0), Type: eventType, Data: json.RawMessage(`{}`)}
+		if _, err := s.Append(ctx, stream, events.NoStream(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	invoicesOfB := b.wake.Wait([]string{events.TypeInvoiceDrafted})
+	appendOne(a, "invoice-a", events.TypeInvoiceDrafted)
+	invoicesOfA := a.wake.Wait([]string{events.TypeInvoiceDrafted}) // after the append's own wake-up
+	waitClosed(t, invoicesOfB, "a's notification to reach b")
+	companiesOfA := a.wake.Wait([]string{events.TypeCompanyCreated})
+	appendOne(b, "company-b", events.TypeCompanyCreated)
+	// a reads notifications in commit order: b's came after a's own.
+	waitClosed(t, companiesOfA, "b's notification to reach a")
+	select {
+	case <-invoicesOfA:
+		t.Fatal("a's own notification woke a's invoice subscribers again")
+	default:
+	}
+}
+
+func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("waited 10s for %s", what)
 	}
 }
