@@ -339,3 +339,19 @@ func TestBatchThatLosesADeadlockIsWrittenAlone(t *testing.T) {
 	}
 	assertStoredRevisions(t, pool, map[string]int{"company-a": 1, "company-b": 1})
 }
+
+// TestAppendWhoseCallerGivesUpIsUnavailable: a caller whose deadline passes
+// while its append waits gets ErrUnavailable with the deadline as cause,
+// as when pgx gave up on the statement: the service answers 503, and the
+// client's retry with the same key finds the append if it was made.
+func TestAppendWhoseCallerGivesUpIsUnavailable(t *testing.T) {
+	store, pool := newStore(t)
+	release := occupyAppenders(t, pool, store)
+	defer release(false)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := store.Append(ctx, "company-late", events.NoStream(), eventData("company-late", 0))
+	if !errors.Is(err, events.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("got %v, want ErrUnavailable caused by the deadline", err)
+	}
+}

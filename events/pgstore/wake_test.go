@@ -91,3 +91,40 @@ func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
 		t.Fatalf("waited 10s for %s", what)
 	}
 }
+
+// A wake-up of the notifier with no types gathered (a commit whose types
+// the previous notification already took) sends nothing: an empty
+// notification would wake every subscriber of every process.
+func TestNotifierSendsNoEmptyNotification(t *testing.T) {
+	ctx := context.Background()
+	pool := migratedPool(t)
+	listener, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Release()
+	if _, err := listener.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+		t.Fatal(err)
+	}
+	s := New(pool, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{PollInterval: time.Hour})
+	t.Cleanup(func() { s.Close() })
+
+	s.notify <- struct{}{} // nothing pending
+	for len(s.notify) > 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // what it would send has been sent
+	ev := events.EventData{ID: events.EventID("company-1", 0), Type: events.TypeCompanyCreated, Data: json.RawMessage(`{}`)}
+	if _, err := s.Append(ctx, "company-1", events.NoStream(), ev); err != nil {
+		t.Fatal(err)
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	msg, err := listener.Conn().WaitForNotification(waitCtx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := parseNotification(msg.Payload); n.sender != s.instance || len(n.types) == 0 {
+		t.Errorf("first notification %q, want the append's, naming its type", msg.Payload)
+	}
+}
