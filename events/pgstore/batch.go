@@ -97,6 +97,18 @@ func (s *Store) appendOne(ctx context.Context, stream string, expected events.Ex
 	}
 }
 
+// wrongRevision is the error of an append that wrote nothing because its
+// stream's head was not where it expected.
+func wrongRevision(stream string, expected events.ExpectedRevision) error {
+	return fmt.Errorf("pgstore: append to %s expecting %s: %w", stream, expected, events.ErrWrongExpectedRevision)
+}
+
+// appendFailed is the error of an append whose statement failed; an
+// outage is marked events.ErrUnavailable.
+func appendFailed(stream string, err error) error {
+	return fmt.Errorf("pgstore: append to %s: %w", stream, unavailable(err))
+}
+
 // gaveUp is the error of an append whose caller's context ended first:
 // the database did not answer in the time the caller had, as when pgx
 // gives up on a statement.
@@ -209,9 +221,9 @@ func (s *Store) answer(batch []*appendRequest, written map[[16]byte]events.Appen
 		res, ok := written[req.ev.ID]
 		switch {
 		case err != nil:
-			req.done <- appendOutcome{err: fmt.Errorf("pgstore: append to %s: %w", req.stream, unavailable(err))}
+			req.done <- appendOutcome{err: appendFailed(req.stream, err)}
 		case !ok:
-			req.done <- appendOutcome{err: fmt.Errorf("pgstore: append to %s expecting %s: %w", req.stream, req.expected, events.ErrWrongExpectedRevision)}
+			req.done <- appendOutcome{err: wrongRevision(req.stream, req.expected)}
 		default:
 			types = append(types, req.ev.Type)
 			req.done <- appendOutcome{res: res}

@@ -141,9 +141,9 @@ func (s *Store) appendAlone(ctx context.Context, stream string, expected events.
 	var pgErr *pgconn.PgError
 	switch {
 	case errors.As(err, &pgErr) && pgErr.Code == "23505", err == nil && n == 0:
-		return events.AppendResult{}, fmt.Errorf("pgstore: append to %s expecting %s: %w", stream, expected, events.ErrWrongExpectedRevision)
+		return events.AppendResult{}, wrongRevision(stream, expected)
 	case err != nil:
-		return events.AppendResult{}, fmt.Errorf("pgstore: append to %s: %w", stream, unavailable(err))
+		return events.AppendResult{}, appendFailed(stream, err)
 	}
 	s.committed(eventTypes(evs))
 	return res, nil
@@ -160,10 +160,7 @@ func eventTypes(evs []events.EventData) []string {
 // insert runs appendSQL; n is how many events it wrote (0 or all) and res
 // describes the last.
 func (s *Store) insert(ctx context.Context, stream string, expected events.ExpectedRevision, evs []events.EventData) (res events.AppendResult, n int, err error) {
-	head := int64(-1)
-	if !expected.IsNoStream() {
-		head = int64(expected.Revision())
-	}
+	head := headOf(expected)
 	ids := make([]uuid.UUID, len(evs))
 	types, data, md := make([]string, len(evs)), make([]string, len(evs)), make([]string, len(evs))
 	for i, ev := range evs {
