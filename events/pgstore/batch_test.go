@@ -25,11 +25,7 @@ import (
 func occupyAppenders(t *testing.T, pool *pgxpool.Pool, store *pgstore.Store) (release func(commit bool) []error) {
 	t.Helper()
 	ctx := context.Background()
-	holder, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = holder.Rollback(ctx) })
+	holder := pgstore.HoldTransaction(t, pool)
 	errs := make([]error, pgstore.Appenders)
 	var wg sync.WaitGroup
 	for i := range pgstore.Appenders {

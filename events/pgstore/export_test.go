@@ -2,3 +2,9 @@ package pgstore
 
 // Appenders is how many batches can be written at once.
 const Appenders = appenders
+
+// The internal tests' helpers, for the external ones.
+var (
+	WakeOnlyStore   = wakeOnlyStore
+	HoldTransaction = holdTransaction
+)

@@ -247,20 +247,12 @@ func TestPayloadsAreCompressedWithLZ4(t *testing.T) {
 func TestWakeUpsWhileHeldBackDoNotPostponeTheNextRead(t *testing.T) {
 	ctx := context.Background()
 	_, pool := newStore(t)
-	store := pgstore.New(pool, slog.New(slog.NewTextHandler(io.Discard, nil)), pgstore.Options{PollInterval: time.Hour})
-	t.Cleanup(func() { store.Close() })
+	store := pgstore.WakeOnlyStore(t, pool)
 	sub, err := store.SubscribeAll(ctx, events.Position{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	holder, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Rollback(ctx)
-	if _, err := holder.Exec(ctx, "SELECT pg_current_xact_id()"); err != nil { // takes a transaction id
-		t.Fatal(err)
-	}
+	holder := pgstore.HoldTransaction(t, pool)
 	const burst = 25
 	for i := range burst {
 		stream := fmt.Sprintf("company-%02d", i)
@@ -287,12 +279,7 @@ func TestWakeUpsWhileHeldBackDoNotPostponeTheNextRead(t *testing.T) {
 func TestNotificationsWakeOnlyOtherProcessesSubscribersOfTheirTypes(t *testing.T) {
 	ctx := context.Background()
 	_, pool := newStore(t)
-	open := func() *pgstore.Store {
-		s := pgstore.New(pool, slog.New(slog.NewTextHandler(io.Discard, nil)), pgstore.Options{PollInterval: time.Hour})
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	a, b := open(), open()
+	a, b := pgstore.WakeOnlyStore(t, pool), pgstore.WakeOnlyStore(t, pool)
 	subscribe := func(s *pgstore.Store, payloadsOf string) events.Subscription {
 		sub, err := s.SubscribeAll(ctx, events.Position{}, payloadsOf)
 		if err != nil {

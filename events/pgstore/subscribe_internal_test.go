@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/invoicing/invoicing/events"
@@ -26,17 +27,8 @@ import (
 func TestEventReadableAfterAnEmptyPageIsNotLeftForThePoll(t *testing.T) {
 	ctx := context.Background()
 	pool := migratedPool(t)
-	store := New(pool, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{PollInterval: time.Hour})
-	t.Cleanup(func() { store.Close() })
-
-	holder, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Rollback(ctx)
-	if _, err := holder.Exec(ctx, "SELECT pg_current_xact_id()"); err != nil { // takes a transaction id
-		t.Fatal(err)
-	}
+	store := wakeOnlyStore(t, pool)
+	holder := holdTransaction(t, pool)
 	var armed, ended atomic.Bool
 	store.beforePendingCheck = func() {
 		if armed.Load() && !ended.Swap(true) {
@@ -124,4 +116,30 @@ func migratedPool(t *testing.T) *pgxpool.Pool {
 		t.Fatal(err)
 	}
 	return pool
+}
+
+// wakeOnlyStore is a store on pool whose subscribers poll once an hour:
+// within a test, only wake-ups move them.
+func wakeOnlyStore(t *testing.T, pool *pgxpool.Pool) *Store {
+	t.Helper()
+	s := New(pool, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{PollInterval: time.Hour})
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// holdTransaction opens a transaction with a transaction id, which holds
+// back every event appended after it until it ends; rolled back at the
+// end of the test unless the test ends it.
+func holdTransaction(t *testing.T, pool *pgxpool.Pool) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	holder, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = holder.Rollback(ctx) })
+	if _, err := holder.Exec(ctx, "SELECT pg_current_xact_id()"); err != nil { // takes a transaction id
+		t.Fatal(err)
+	}
+	return holder
 }

@@ -3,8 +3,6 @@ package pgstore
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"reflect"
 	"testing"
 	"time"
@@ -54,8 +52,7 @@ func TestOwnNotificationIsSkipped(t *testing.T) {
 	ctx := context.Background()
 	pool := migratedPool(t)
 	open := func() *Store {
-		s := New(pool, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{PollInterval: time.Hour})
-		t.Cleanup(func() { s.Close() })
+		s := wakeOnlyStore(t, pool)
 		listening := s.wake.Wait([]string{"listening"}) // closed by the listener once it LISTENs
 		s.startListener()
 		waitClosed(t, listening, "the listener to start")
@@ -106,8 +103,7 @@ func TestNotifierSendsNoEmptyNotification(t *testing.T) {
 	if _, err := listener.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
 		t.Fatal(err)
 	}
-	s := New(pool, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{PollInterval: time.Hour})
-	t.Cleanup(func() { s.Close() })
+	s := wakeOnlyStore(t, pool)
 
 	s.notify <- struct{}{} // nothing pending
 	for len(s.notify) > 0 {
