@@ -35,7 +35,8 @@ type ScaleConfig struct {
 	PgSettings     []string
 	ServiceBin     string
 	Keep           bool
-	DBParams       string // query parameters added to the service's DATABASE_URL
+	DBParams       string   // query parameters added to the service's DATABASE_URL
+	ServiceEnv     []string // extra KEY=VALUE settings of serve, e.g. GOGC=200
 	Out            io.Writer
 }
 
@@ -78,7 +79,7 @@ func RunScaleBench(ctx context.Context, cfg ScaleConfig) (err error) {
 	}
 	secret := randomHex(32)
 	svcCfg := ServiceConfig{Bin: bin, DatabaseURL: withParams(dbURL, cfg.DBParams), Secret: secret, LogLevel: cfg.LogLevel,
-		LogPath: filepath.Join(work, "service.log")}
+		LogPath: filepath.Join(work, "service.log"), Env: cfg.ServiceEnv}
 
 	// 1. An empty store: serve creates the schema; its idle cost is the
 	// baseline that must not grow with the log.

@@ -129,6 +129,7 @@ func runScale(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.ServiceBin, "service-bin", "", "a built invoicing binary to use instead of go build")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work directory (service log)")
 	fs.StringVar(&cfg.DBParams, "db-params", "", "query parameters added to the service's DATABASE_URL, e.g. pool_max_conns=16")
+	fs.Var((*settings)(&cfg.ServiceEnv), "service-env", "an extra KEY=VALUE setting of serve, e.g. GOGC=200 (repeatable)")
 	fs.Var(&pg, "pg", "extra PostgreSQL setting name=value (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
