@@ -2,7 +2,9 @@ package transport
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
+	"time"
 )
 
 // accessLogEntry collects what the access log learns from deeper in the
@@ -27,11 +29,17 @@ func logAccount(r *http.Request, accountID string) {
 	}
 }
 
-// attrs are the entry's fields of the log line; the account only when a
-// token named one.
-func (e *accessLogEntry) attrs() []any {
-	if e.accountID == "" {
-		return nil
+// attrs are the fields of the request's log line; the account only when a
+// token named one. Typed attributes, unlike key-value pairs, are not boxed
+// into interfaces: this runs once per request.
+func (e *accessLogEntry) attrs(r *http.Request, status int, took time.Duration) []slog.Attr {
+	attrs := []slog.Attr{
+		slog.String("request_id", requestID(r.Context())), slog.String("method", r.Method),
+		slog.String("path", r.URL.Path), slog.Int("status", status),
+		slog.Float64("duration_ms", float64(took.Microseconds())/1000), slog.String("remote_addr", r.RemoteAddr),
 	}
-	return []any{"account_id", e.accountID}
+	if e.accountID != "" {
+		attrs = append(attrs, slog.String("account_id", e.accountID))
+	}
+	return attrs
 }

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"time"
@@ -78,10 +79,7 @@ func (s *server) withAccessLog(next http.Handler) http.Handler {
 					s.writeError(rec, r, errPanic)
 				}
 			}
-			s.logger.InfoContext(r.Context(), "request", append([]any{
-				"request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path,
-				"status", rec.status, "duration_ms", float64(time.Since(start).Microseconds()) / 1000,
-				"remote_addr", r.RemoteAddr}, entry.attrs()...)...)
+			s.logger.LogAttrs(r.Context(), slog.LevelInfo, "request", entry.attrs(r, rec.status, time.Since(start))...)
 		}()
 		next.ServeHTTP(rec, r)
 	})
