@@ -19,7 +19,7 @@ var invoicesSchema = mustSchema("invoices.sql")
 func (Invoices) Name() string { return "invoices" }
 
 // Version implements Projection.
-func (Invoices) Version() int { return 3 }
+func (Invoices) Version() int { return 4 }
 
 // Schema implements Projection.
 func (Invoices) Schema() string { return invoicesSchema }
