@@ -123,7 +123,7 @@ func runScale(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.SerialRequests, "serial-requests", 300, "requests per case at 1 client")
 	fs.IntVar(&cfg.DeepPage, "deep-page", 1000, "deepest cursor page followed in the big company (also 10 and 100)")
 	fs.DurationVar(&cfg.Idle, "idle", 10*time.Second, "idle window for CPU and background statements")
-	fs.BoolVar(&cfg.Analyze, "analyze", true, "VACUUM ANALYZE the read models after the catch-up, as autovacuum would in time")
+	fs.BoolVar(&cfg.Analyze, "analyze", true, "VACUUM ANALYZE the read models, the events and the audit chain after the catch-up, as autovacuum would in time")
 	fs.StringVar(&readModels, "read-models", "companies,customers,invoices", "checkpoints the catch-up waits for")
 	fs.StringVar(&cfg.LogLevel, "log-level", "info", "LOG_LEVEL of the service")
 	fs.StringVar(&cfg.ServiceBin, "service-bin", "", "a built invoicing binary to use instead of go build")
