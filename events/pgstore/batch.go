@@ -237,13 +237,13 @@ func (s *Store) answer(batch []*appendRequest, written map[[16]byte]events.Appen
 // insertBatch runs batchAppendSQL and returns what it wrote, by event id.
 func (s *Store) insertBatch(ctx context.Context, batch []*appendRequest) (map[[16]byte]events.AppendResult, error) {
 	n := len(batch)
-	streams, heads, ids := make([]string, n), make([]int64, n), make([]uuid.UUID, n)
-	types, data, md := make([]string, n), make([]string, n), make([]string, n)
+	streams, heads := make([]string, n), make([]int64, n)
+	var cols eventColumns
 	for i, req := range batch {
-		streams[i], heads[i], ids[i] = req.stream, headOf(req.expected), uuid.UUID(req.ev.ID)
-		types[i], data[i], md[i] = req.ev.Type, string(req.ev.Data), metadataOrEmpty(req.ev.Metadata)
+		streams[i], heads[i] = req.stream, headOf(req.expected)
+		cols.add(req.ev)
 	}
-	rows, err := s.pool.Query(ctx, batchAppendSQL, streams, heads, ids, types, data, md)
+	rows, err := s.pool.Query(ctx, batchAppendSQL, streams, heads, cols.ids, cols.types, cols.data, cols.metadata)
 	if err != nil {
 		return nil, err
 	}

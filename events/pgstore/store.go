@@ -160,13 +160,11 @@ func eventTypes(evs []events.EventData) []string {
 // insert runs appendSQL; n is how many events it wrote (0 or all) and res
 // describes the last.
 func (s *Store) insert(ctx context.Context, stream string, expected events.ExpectedRevision, evs []events.EventData) (res events.AppendResult, n int, err error) {
-	head := headOf(expected)
-	ids := make([]uuid.UUID, len(evs))
-	types, data, md := make([]string, len(evs)), make([]string, len(evs)), make([]string, len(evs))
-	for i, ev := range evs {
-		ids[i], types[i], data[i], md[i] = uuid.UUID(ev.ID), ev.Type, string(ev.Data), metadataOrEmpty(ev.Metadata)
+	var cols eventColumns
+	for _, ev := range evs {
+		cols.add(ev)
 	}
-	rows, err := s.pool.Query(ctx, appendSQL, stream, head, ids, types, data, md)
+	rows, err := s.pool.Query(ctx, appendSQL, stream, headOf(expected), cols.ids, cols.types, cols.data, cols.metadata)
 	if err != nil {
 		return res, 0, err
 	}
@@ -190,6 +188,18 @@ func (s *Store) insert(ctx context.Context, stream string, expected events.Expec
 	return res, n, rows.Err()
 }
 
+// eventColumns are events as the array parameters of appendSQL and
+// batchAppendSQL, one element per event.
+type eventColumns struct {
+	ids                   []uuid.UUID
+	types, data, metadata []string
+}
+
+func (c *eventColumns) add(ev events.EventData) {
+	c.ids, c.types = append(c.ids, uuid.UUID(ev.ID)), append(c.types, ev.Type)
+	c.data, c.metadata = append(c.data, string(ev.Data)), append(c.metadata, metadataOrEmpty(ev.Metadata))
+}
+
 func metadataOrEmpty(m []byte) string {
 	if len(m) == 0 {
 		return "{}"
@@ -203,6 +213,13 @@ func position(txID string, gp int64) (events.Position, error) {
 		return events.Position{}, fmt.Errorf("pgstore: transaction id %q: %w", txID, err)
 	}
 	return events.NewPosition(x, uint64(gp)), nil
+}
+
+// positionArgs are pos as the parameters ($n::text::xid8, $m::bigint) of
+// a comparison with (tx_id, global_position); position's inverse.
+func positionArgs(pos events.Position) (txID string, gp int64) {
+	hi, lo := pos.Parts()
+	return strconv.FormatUint(hi, 10), int64(lo)
 }
 
 // ReadStream implements events.Store.
@@ -291,8 +308,8 @@ func (s *Store) ReadAll(ctx context.Context, from events.Position, max int) ([]e
 // have committed events hidden behind an open transaction. Only events of
 // payloadsOf have Data and Metadata, unless it is nil.
 func (s *Store) readPage(ctx context.Context, from events.Position, max int, payloadsOf []string) ([]events.RecordedEvent, error) {
-	hi, lo := from.Parts()
-	rows, err := s.pool.Query(ctx, readAllSQL, strconv.FormatUint(hi, 10), int64(lo), events.Types, max, payloadsOf)
+	txID, gp := positionArgs(from)
+	rows, err := s.pool.Query(ctx, readAllSQL, txID, gp, events.Types, max, payloadsOf)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: read all after %s: %w", from, err)
 	}
@@ -330,11 +347,11 @@ func scanEvents(rows pgx.Rows) ([]events.RecordedEvent, error) {
 // CountAfter counts this service's events after from, for progress
 // estimates; it is not part of events.Store.
 func (s *Store) CountAfter(ctx context.Context, from events.Position) (int64, error) {
-	hi, lo := from.Parts()
+	txID, gp := positionArgs(from)
 	var n int64
 	err := s.pool.QueryRow(ctx, `
 		SELECT count(*) FROM events
 		WHERE (tx_id, global_position) > ($1::text::xid8, $2::bigint) AND event_type = ANY($3::text[])`,
-		strconv.FormatUint(hi, 10), int64(lo), events.Types).Scan(&n)
+		txID, gp, events.Types).Scan(&n)
 	return n, err
 }

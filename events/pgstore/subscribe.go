@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"errors"
-	"strconv"
 	"sync"
 	"time"
 
@@ -131,8 +130,8 @@ func (s *Store) eventsPending(ctx context.Context, types []string, pos events.Po
 		types = events.Types // readers leave out types this service does not know
 	}
 	var newest string
-	hi, lo := pos.Parts()
-	err := s.pool.QueryRow(ctx, pendingSQL, types, strconv.FormatUint(hi, 10), int64(lo)).Scan(&newest)
+	txID, gp := positionArgs(pos)
+	err := s.pool.QueryRow(ctx, pendingSQL, types, txID, gp).Scan(&newest)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
