@@ -91,9 +91,7 @@ type appendCase struct {
 func TestQueuedAppendsAreWrittenTogetherEachWithItsOwnOutcome(t *testing.T) {
 	ctx := context.Background()
 	store, pool := newStore(t)
-	if _, err := store.Append(ctx, "company-existing", events.NoStream(), eventData("company-existing", 0)); err != nil {
-		t.Fatal(err)
-	}
+	createStream(t, store, "company-existing")
 	cases := []appendCase{
 		{name: "same key", stream: "company-twice", expected: events.NoStream(), either: true},
 		{name: "same key", stream: "company-twice", expected: events.NoStream(), either: true},

@@ -43,6 +43,15 @@ func newStore(t testing.TB) (*pgstore.Store, *pgxpool.Pool) {
 	return store, pool
 }
 
+// createStream appends the first event of stream, failing the test if
+// it cannot.
+func createStream(t testing.TB, store *pgstore.Store, stream string) {
+	t.Helper()
+	if _, err := store.Append(context.Background(), stream, events.NoStream(), eventData(stream, 0)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func eventData(stream string, rev uint64) events.EventData {
 	return events.EventData{
 		ID:       events.EventID(stream, rev),
@@ -121,9 +130,7 @@ func streamsOf(evs []events.RecordedEvent) []string {
 func TestConflictingAppendFailsWithTypedError(t *testing.T) {
 	ctx := context.Background()
 	store, _ := newStore(t)
-	if _, err := store.Append(ctx, "s", events.NoStream(), eventData("s", 0)); err != nil {
-		t.Fatal(err)
-	}
+	createStream(t, store, "s")
 	tests := []struct {
 		name     string
 		expected events.ExpectedRevision
@@ -188,9 +195,7 @@ func TestSubscribeAllLeavesOutPayloadsOfOtherTypes(t *testing.T) {
 	if _, err := store.Append(ctx, "customer-2", events.NoStream(), later); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Append(ctx, "company-3", events.NoStream(), eventData("company-3", 0)); err != nil {
-		t.Fatal(err)
-	}
+	createStream(t, store, "company-3")
 	for _, want := range []string{"customer-2", "company-3"} {
 		nextEvent(t, sub, want)
 	}
@@ -256,9 +261,7 @@ func TestWakeUpsWhileHeldBackDoNotPostponeTheNextRead(t *testing.T) {
 	const burst = 25
 	for i := range burst {
 		stream := fmt.Sprintf("company-%02d", i)
-		if _, err := store.Append(ctx, stream, events.NoStream(), eventData(stream, 0)); err != nil {
-			t.Fatal(err)
-		}
+		createStream(t, store, stream)
 		time.Sleep(10 * time.Millisecond) // each append wakes the subscriber, which finds it held back
 	}
 	if err := holder.Commit(ctx); err != nil {
