@@ -49,7 +49,9 @@ then create a first company:
     -H 'idempotency-key: first-company-1' \$(NOTHING)
     -d '{"legal_name":"Acme GmbH","address":{"line_1":"Hauptstr. 1","city":"Berlin","postal_code":"10115","country_code":"DE"},"default_currency":"EUR"}'
 
-Stop PostgreSQL afterwards with `make pg-stop` (data is kept in .data/pg).
+README.md's first session goes on from there: a customer, invoices, issue, void.
+Stop the server with Ctrl-C, then PostgreSQL with `make pg-stop` (data is kept
+in .data/pg).
 
 endef
 

@@ -1,17 +1,16 @@
 #!/usr/bin/env python3
 """Recompute the audit chain of an `invoicing events export`, offline.
 
-usage: verify-export.py EXPORT.jsonl [SEAL.json]
-
 EXPORT.jsonl is a complete export (`invoicing events export > EXPORT.jsonl`,
 no --from, --type or --account). Each line's chain link is recomputed as
     chain_n = SHA-256(chain_{n-1} || canonical JSON of the event's envelope)
 with chain_0 = 32 zero bytes, and compared with the line's "seq" and
 "chain". With SEAL.json (from `invoicing audit seal`), the chain at the
 seal's "seq" must equal the seal's "chain". Exit 0 when everything agrees,
-1 naming the first sequence number that does not. Signatures are checked by
-`invoicing audit verify-log`, or any Ed25519 tool.
+1 naming the first sequence number that does not, 2 for a usage error.
+Signatures are checked by `invoicing audit verify-log`, or any Ed25519 tool.
 """
+import argparse
 import hashlib
 import json
 import sys
@@ -63,7 +62,21 @@ def main(export_path, seal_path=None):
     return 0
 
 
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        prog="verify-export.py", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("export", metavar="EXPORT.jsonl",
+                        help="a complete export: invoicing events export > EXPORT.jsonl")
+    parser.add_argument("seal", metavar="SEAL.json", nargs="?",
+                        help="a seal kept from before: invoicing audit seal > SEAL.json")
+    return parser.parse_args(argv)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) not in (2, 3):
-        sys.exit(__doc__)
-    sys.exit(main(*sys.argv[1:]))
+    args = parse_args(sys.argv[1:])
+    try:
+        sys.exit(main(args.export, args.seal))
+    except OSError as err:  # a file that cannot be read is the caller's mistake, not a finding
+        print("verify-export.py: %s" % err, file=sys.stderr)
+        sys.exit(2)

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// companiesV2 is the worked migration of the README: a new column in the
-// companies read model, shipped as version 2.
+// companiesV2 is the worked migration of docs/operations.md: a new column in
+// the companies read model, shipped as the next version.
 type companiesV2 struct{ Companies }
 
 func (companiesV2) Version() int { return Companies{}.Version() + 1 }
@@ -16,7 +16,7 @@ func (companiesV2) Schema() string {
 }
 
 func TestServeRebuildsAProjectionWhoseTablesAreOlderThanItsCode(t *testing.T) {
-	e := newEnv(t) // installs version 1
+	e := newEnv(t) // installs the current version
 	last := appendCompanies(t, e.store, 30)
 	runUntil(t, e, NewRunner(Companies{}, e.store, e.pool, quiet, RunnerOptions{}), last)
 

@@ -56,7 +56,7 @@ development tokens, event export, projection status, rebuild and retry, an
 audit of the read models against the events, and a health check.
 
 serve and the database commands are configured by environment variables
-(DATABASE_URL, EVENTSTORE_URL, ...: see README.md). Usage errors exit 2,
+(DATABASE_URL, EVENTSTORE_URL, ...: see docs/configuration.md). Usage errors exit 2,
 other failures exit 1.`,
 		Version:       currentBuild().String(),
 		SilenceUsage:  true,
@@ -212,7 +212,7 @@ func (o *outputFormat) Set(v string) error {
 // addOutputFlag gives cmd an --output (-o) flag, text by default.
 func addOutputFlag(cmd *cobra.Command) *outputFormat {
 	o := outputText
-	cmd.Flags().VarP(&o, "output", "o", "output format: text, or json (one JSON document, described in README.md)")
+	cmd.Flags().VarP(&o, "output", "o", "output format: text, or json (one JSON document, described in docs/operations.md)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(
 		[]cobra.Completion{string(outputText), string(outputJSON)}, cobra.ShellCompDirectiveNoFileComp))
 	return &o

@@ -128,7 +128,7 @@ func selectProjections(names []string) ([]projections.Projection, error) {
 }
 
 // statusJSON is `projections status --output json`: one object, its arrays
-// always present (empty, never null). README.md documents it; keep it
+// always present (empty, never null). docs/operations.md documents it; keep it
 // backward compatible (add fields, never rename or remove them).
 type statusJSON struct {
 	Projections       []projectionStatusJSON `json:"projections"`

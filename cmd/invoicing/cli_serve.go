@@ -32,7 +32,7 @@ and on SIGTERM or interrupt drains in-flight requests and exits 0.
 
 It takes no flags: it is configured by environment variables (HTTP_ADDR,
 DATABASE_URL, EVENTSTORE_URL, AUTH_JWKS_URL or AUTH_HS256_SECRET, ...), listed
-in README.md under "Configuration".`,
+in docs/configuration.md.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(c.getenv)

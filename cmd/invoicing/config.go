@@ -21,7 +21,7 @@ import (
 	"github.com/invoicing/invoicing/transport/auth"
 )
 
-// The HTTP server's timeouts by default; the README's configuration table
+// The HTTP server's timeouts by default; docs/configuration.md's table
 // states them. Without them a client that sends headers and then stalls or
 // trickles its body holds a connection and a goroutine for ever.
 const (
