@@ -22,7 +22,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/invoicing/invoicing/bench"
+	"github.com/invoicing/invoicing/internal/bench"
 )
 
 func main() {
