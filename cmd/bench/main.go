@@ -1,7 +1,7 @@
-// Command bench is the project's benchmark harness (bench/README.md):
+// Command bench is the project's benchmark harness (docs/benchmarks.md):
 //
-//	go run ./bench/cmd/bench service [flags]   # make bench
-//	go run ./bench/cmd/bench scale [flags]     # make bench-scale
+//	go run ./cmd/bench service [flags]   # make bench
+//	go run ./cmd/bench scale [flags]     # make bench-scale
 //
 // Both start their own PostgreSQL with default durability and their own
 // build of the service, talk to 127.0.0.1 only, stop by themselves and

@@ -1,7 +1,7 @@
 // Package bench is the project's benchmark harness: `make bench` (the
 // service against pgbench on the same PostgreSQL) and `make bench-scale`
-// (reads at a million invoices). bench/README.md describes the method;
-// bench/cmd/bench is the command.
+// (reads at a million invoices). docs/benchmarks.md describes the method;
+// cmd/bench is the command.
 //
 // Nothing here runs in `go test ./...` beyond the pure parts (percentiles,
 // the table, the generated events, log and pgbench output parsing).
