@@ -7,141 +7,29 @@
 // build of the service, talk to 127.0.0.1 only, stop by themselves and
 // delete what they created. Defaults of the main knobs come from the
 // environment (BENCH_CLIENTS, BENCH_DURATION, BENCH_N), so that
-// `make bench BENCH_DURATION=3s` works.
+// `make bench BENCH_DURATION=3s` works. The harness is internal/bench.
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
-	"time"
 
 	"github.com/invoicing/invoicing/internal/bench"
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := bench.Main(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
-		if errors.Is(err, errUsage) {
+		if errors.Is(err, bench.ErrUsage) {
 			os.Exit(2)
 		}
 		os.Exit(1)
 	}
-}
-
-var errUsage = errors.New("usage: bench service|scale [flags]; bench service -h for the flags")
-
-func run(args []string) error {
-	if len(args) == 0 {
-		return errUsage
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	switch args[0] {
-	case "service":
-		return runService(ctx, args[1:])
-	case "scale":
-		return runScale(ctx, args[1:])
-	}
-	return errUsage
-}
-
-// settings is a repeatable -pg flag.
-type settings []string
-
-func (s *settings) String() string     { return strings.Join(*s, " ") }
-func (s *settings) Set(v string) error { *s = append(*s, v); return nil }
-
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
-		return v
-	}
-	return def
-}
-
-func envDuration(name string, def time.Duration) time.Duration {
-	if v, err := time.ParseDuration(os.Getenv(name)); err == nil {
-		return v
-	}
-	return def
-}
-
-func runService(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("bench service", flag.ContinueOnError)
-	cfg := bench.ServiceBenchConfig{Out: os.Stdout}
-	var pg settings
-	var readModels string
-	fs.StringVar(&cfg.Repo, "repo", ".", "module root holding ./cmd/invoicing")
-	fs.IntVar(&cfg.Clients, "clients", envInt("BENCH_CLIENTS", 16), "closed-loop clients of every phase, pgbench -c too (env BENCH_CLIENTS)")
-	fs.DurationVar(&cfg.Duration, "duration", envDuration("BENCH_DURATION", 10*time.Second), "length of every measured phase (env BENCH_DURATION)")
-	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "unmeasured run before every phase")
-	fs.IntVar(&cfg.Scale, "scale", 10, "pgbench -i scale of the select-only baseline (10: 1M accounts, ~160 MB)")
-	fs.IntVar(&cfg.Companies, "companies", 4, "companies seeded through the API")
-	fs.IntVar(&cfg.Customers, "customers", 25, "customers per company")
-	fs.DurationVar(&cfg.LagPoll, "lag-poll", 2*time.Millisecond, "checkpoint poll period: the resolution of the projection lag")
-	fs.StringVar(&readModels, "read-models", "invoices", "checkpoints the projection lag waits for: the read models that show an InvoiceDrafted, which a create waits for")
-	fs.StringVar(&cfg.LogLevel, "log-level", "info", "LOG_LEVEL of the service")
-	fs.IntVar(&cfg.StatsTop, "pg-stats", 0, "if > 0, preload pg_stat_statements and print this many top statements per service phase")
-	fs.StringVar(&cfg.ServiceBin, "service-bin", "", "a built invoicing binary to use instead of go build")
-	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work directory (service log, pgbench logs)")
-	fs.StringVar(&cfg.DBParams, "db-params", "", "query parameters added to the service's DATABASE_URL, e.g. pool_max_conns=16 (default none: the service's own pool size)")
-	fs.Var((*settings)(&cfg.ServiceEnv), "service-env", "an extra KEY=VALUE setting of serve, e.g. AUDIT_SEALER=off (repeatable)")
-	fs.Var(&pg, "pg", "extra PostgreSQL setting name=value (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
-	}
-	if cfg.Clients < 1 || cfg.Duration <= 0 || cfg.Companies < 1 || cfg.Customers < 1 || cfg.LagPoll <= 0 {
-		return fmt.Errorf("%w: -clients, -companies, -customers must be ≥ 1, -duration and -lag-poll > 0", errUsage)
-	}
-	cfg.PgSettings = pg
-	cfg.ReadModels = strings.Split(readModels, ",")
-	// Bounded: the phases, their warm-ups, the build and start-ups.
-	limit := 5*(cfg.Duration+cfg.Warmup) + 10*time.Minute
-	ctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	return bench.RunServiceBench(ctx, cfg)
-}
-
-func runScale(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("bench scale", flag.ContinueOnError)
-	cfg := bench.ScaleConfig{Out: os.Stdout}
-	var pg settings
-	var readModels string
-	fs.StringVar(&cfg.Repo, "repo", ".", "module root holding ./cmd/invoicing")
-	fs.IntVar(&cfg.Invoices, "n", envInt("BENCH_N", 1_000_000), "invoices to generate (env BENCH_N)")
-	fs.IntVar(&cfg.Companies, "companies", 30, "companies; the first holds -big-share of the invoices")
-	fs.Float64Var(&cfg.BigShare, "big-share", 0.4, "share of the invoices in the first company")
-	fs.IntVar(&cfg.Customers, "customers", 1000, "customers, spread over the companies in proportion to their invoices")
-	fs.IntVar(&cfg.Clients, "clients", envInt("BENCH_CLIENTS", 16), "clients of the loaded latency runs (env BENCH_CLIENTS)")
-	fs.IntVar(&cfg.Requests, "requests", 2000, "requests per case at -clients")
-	fs.IntVar(&cfg.SerialRequests, "serial-requests", 300, "requests per case at 1 client")
-	fs.IntVar(&cfg.DeepPage, "deep-page", 1000, "deepest cursor page followed in the big company (also 10 and 100)")
-	fs.DurationVar(&cfg.Idle, "idle", 10*time.Second, "idle window for CPU and background statements")
-	fs.BoolVar(&cfg.Analyze, "analyze", true, "VACUUM ANALYZE the read models, the events and the audit chain after the catch-up, as autovacuum would in time")
-	fs.StringVar(&readModels, "read-models", "companies,customers,invoices", "checkpoints the catch-up waits for")
-	fs.StringVar(&cfg.LogLevel, "log-level", "info", "LOG_LEVEL of the service")
-	fs.StringVar(&cfg.ServiceBin, "service-bin", "", "a built invoicing binary to use instead of go build")
-	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work directory (service log)")
-	fs.StringVar(&cfg.DBParams, "db-params", "", "query parameters added to the service's DATABASE_URL, e.g. pool_max_conns=16")
-	fs.Var((*settings)(&cfg.ServiceEnv), "service-env", "an extra KEY=VALUE setting of serve, e.g. GOGC=200 (repeatable)")
-	fs.Var(&pg, "pg", "extra PostgreSQL setting name=value (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
-	}
-	if cfg.Invoices < 1 || cfg.Companies < 2 || cfg.Customers < cfg.Companies || cfg.BigShare <= 0 || cfg.BigShare >= 1 {
-		return fmt.Errorf("%w: want -n ≥ 1, -companies ≥ 2, -customers ≥ -companies, 0 < -big-share < 1", errUsage)
-	}
-	cfg.PgSettings = pg
-	cfg.ReadModels = strings.Split(readModels, ",")
-	// Bounded: generous for 1M on a slow disk, and every wait inside has
-	// its own limit too.
-	ctx, cancel := context.WithTimeout(ctx, 90*time.Minute)
-	defer cancel()
-	return bench.RunScaleBench(ctx, cfg)
 }
