@@ -171,11 +171,13 @@ func TestDatasetLayout(t *testing.T) {
 	}
 }
 
-// TestGeneratedEventsAreWhatTheServiceWrites checks a small dataset's log:
-// ids, streams and revisions consistent; payloads decode strictly into the
-// service's types; every read model applies every event; invoice streams
-// fold to the intended status with the service's amounts; numbers gapless.
-func TestGeneratedEventsAreWhatTheServiceWrites(t *testing.T) {
+// TestGeneratedLogIsOneTheServiceCouldHaveWritten checks a small dataset's
+// log: ids, streams and revisions consistent; payloads decode strictly into
+// the service's types; every read model applies every event; invoice
+// streams fold to the intended status; numbers gapless. What an invoice
+// holds is not checked here: the write side's own code drafts it
+// (command.DraftInvoice).
+func TestGeneratedLogIsOneTheServiceCouldHaveWritten(t *testing.T) {
 	ds := newDataset(600, 3, 20, 0.4)
 	var evs []genEvent
 	if err := ds.generate(func(ev genEvent) error { evs = append(evs, ev); return nil }); err != nil {
@@ -250,9 +252,6 @@ func TestGeneratedEventsAreWhatTheServiceWrites(t *testing.T) {
 		if inv.Status != ds.status(i) || inv.InvoiceID != ds.invoiceID(i) || inv.ExternalReference != ds.externalRef(i) {
 			t.Fatalf("invoice %d folds to %s/%s/%q, want %s/%s/%q", i, inv.Status, inv.InvoiceID, inv.ExternalReference,
 				ds.status(i), ds.invoiceID(i), ds.externalRef(i))
-		}
-		if len(inv.Lines) != 5 || inv.TotalMinor != inv.SubtotalMinor+inv.TaxMinor || inv.TotalMinor <= 0 {
-			t.Fatalf("invoice %d: amounts %+v", i, inv.InvoiceDrafted)
 		}
 		if u := uuid.MustParse(inv.InvoiceID); u.Version() != 7 || u.Variant() != uuid.RFC4122 {
 			t.Fatalf("invoice %d: id %s is not a UUIDv7", i, u)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/events"
 )
 
@@ -320,46 +321,41 @@ func (d *dataset) invoiceEvents(i int, companies []events.CompanyCreated, custom
 	return out, nil
 }
 
-// draft is invoice i as the create command would record it for the request
-// invoiceBody describes: defaults applied, snapshots taken, amounts computed
-// by the service's own functions.
+// draft is invoice i as the create command records it: the request
+// newInvoiceRequest describes, drafted by the write side's own code
+// (command.DraftInvoice: defaults, snapshots, amounts), then given the id,
+// account and creation time the command would give it.
 func (d *dataset) draft(i int, co events.CompanyCreated, cu events.CustomerCreated, created time.Time) (events.InvoiceDrafted, error) {
-	issue := created.Truncate(24 * time.Hour)
-	due, err := events.AddDays(issue, co.DefaultPaymentTermsDays)
+	req := newInvoiceRequest(cu.CustomerID, created.Truncate(24*time.Hour), uint64(i), d.externalRef(i))
+	draft, err := command.DraftInvoice(req.command(), companyRecord(co), customerRecord(cu))
 	if err != nil {
-		return events.InvoiceDrafted{}, err
+		return events.InvoiceDrafted{}, fmt.Errorf("invoice %d: %w", i, err)
 	}
-	specs := lines(uint64(i), 5)
-	lines := make([]events.InvoiceLine, len(specs))
-	amounts := make([]events.LineAmounts, len(specs))
-	for k, l := range specs {
-		q, err := events.ParseQuantity(l.Quantity)
-		if err != nil {
-			return events.InvoiceDrafted{}, err
-		}
-		if amounts[k], err = events.ComputeLine(q, l.UnitAmountMinor, l.TaxRateBps); err != nil {
-			return events.InvoiceDrafted{}, err
-		}
-		lines[k] = events.InvoiceLine{Position: k + 1, Description: l.Description, Quantity: l.Quantity, Unit: l.Unit,
-			UnitAmountMinor: l.UnitAmountMinor, TaxRateBps: l.TaxRateBps,
-			NetAmountMinor: amounts[k].Net, TaxAmountMinor: amounts[k].Tax, TotalAmountMinor: amounts[k].Total}
+	draft.InvoiceID, draft.AccountID, draft.CreatedAt = d.invoiceID(i), d.Account, created
+	return draft, nil
+}
+
+// command is r as the write side has it once the body is validated.
+func (r invoiceRequest) command() command.CreateInvoice {
+	in := command.CreateInvoice{CustomerID: r.CustomerID, IssueDate: r.IssueDate,
+		ExternalReference: r.ExternalReference, Notes: r.Notes}
+	for _, l := range r.Lines {
+		in.Lines = append(in.Lines, command.LineInput{Description: l.Description, Quantity: l.Quantity,
+			Unit: l.Unit, UnitAmountMinor: l.UnitAmountMinor, TaxRateBps: l.TaxRateBps})
 	}
-	totals, err := events.SumLines(amounts)
-	if err != nil {
-		return events.InvoiceDrafted{}, err
-	}
-	return events.InvoiceDrafted{
-		InvoiceID: d.invoiceID(i), CompanyID: co.CompanyID, AccountID: d.Account, CustomerID: cu.CustomerID,
-		CustomerName: cu.Name,
-		Customer: events.CustomerSnapshot{ID: cu.CustomerID, Name: cu.Name, Address: cu.Address, Email: cu.Email,
-			Identifiers: cu.Identifiers, SchemaVersion: events.SnapshotSchemaVersion},
-		Issuer: events.IssuerSnapshot{ID: co.CompanyID, LegalName: co.LegalName, TradingName: co.TradingName,
-			Address: co.Address, Email: co.Email, Identifiers: co.Identifiers, SchemaVersion: events.SnapshotSchemaVersion},
-		Currency: co.DefaultCurrency, Language: co.DefaultLanguage,
-		IssueDate: issue.Format(events.DateLayout), DueDate: due.Format(events.DateLayout),
-		Lines: lines, SubtotalMinor: totals.Subtotal, TaxMinor: totals.Tax, TotalMinor: totals.Total,
-		ExternalReference: d.externalRef(i),
-		Notes:             "Payable within 30 days. Thank you for your business.",
-		CreatedAt:         created,
-	}, nil
+	return in
+}
+
+// companyRecord is co as the write side's directory finds it.
+func companyRecord(co events.CompanyCreated) command.CompanyRecord {
+	return command.CompanyRecord{ID: co.CompanyID, LegalName: co.LegalName, TradingName: co.TradingName,
+		Address: co.Address, Email: co.Email, Identifiers: co.Identifiers,
+		DefaultCurrency: co.DefaultCurrency, DefaultLanguage: co.DefaultLanguage,
+		DefaultPaymentTermsDays: co.DefaultPaymentTermsDays, InvoiceNumberPrefix: co.InvoiceNumberPrefix}
+}
+
+// customerRecord is cu as the write side's directory finds it.
+func customerRecord(cu events.CustomerCreated) command.CustomerRecord {
+	return command.CustomerRecord{ID: cu.CustomerID, CompanyID: cu.CompanyID, Name: cu.Name,
+		Address: cu.Address, Email: cu.Email, Identifiers: cu.Identifiers}
 }

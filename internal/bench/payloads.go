@@ -100,21 +100,32 @@ func customerAddress(i int) address {
 	return address{Line1: fmt.Sprintf("%d High Street", i+1), City: "London", PostalCode: "EC1A 1BB", CountryCode: "GB"}
 }
 
-// invoiceBody is a create-invoice request with five lines; externalRef is
+// invoiceRequest is a create-invoice request with five lines, the one
+// source of both benchmarks' invoices: `make bench` sends it as JSON
+// (invoiceBody), `make bench-scale` drafts it with the write side's own
+// code (dataset.draft).
+type invoiceRequest struct {
+	CustomerID        string     `json:"customer_id"`
+	IssueDate         string     `json:"issue_date"`
+	Lines             []lineSpec `json:"lines"`
+	ExternalReference string     `json:"external_reference,omitempty"`
+	Notes             string     `json:"notes"`
+}
+
+// newInvoiceRequest is the request of invoice seed; externalRef is
 // omitted when "".
-func invoiceBody(customerID string, issueDate time.Time, seed uint64, externalRef string) []byte {
-	b, _ := json.Marshal(struct {
-		CustomerID        string     `json:"customer_id"`
-		IssueDate         string     `json:"issue_date"`
-		Lines             []lineSpec `json:"lines"`
-		ExternalReference string     `json:"external_reference,omitempty"`
-		Notes             string     `json:"notes"`
-	}{
+func newInvoiceRequest(customerID string, issueDate time.Time, seed uint64, externalRef string) invoiceRequest {
+	return invoiceRequest{
 		CustomerID:        customerID,
 		IssueDate:         issueDate.Format(time.DateOnly),
 		Lines:             lines(seed, 5),
 		ExternalReference: externalRef,
 		Notes:             "Payable within 30 days. Thank you for your business.",
-	})
+	}
+}
+
+// invoiceBody is newInvoiceRequest as the body of a create-invoice request.
+func invoiceBody(customerID string, issueDate time.Time, seed uint64, externalRef string) []byte {
+	b, _ := json.Marshal(newInvoiceRequest(customerID, issueDate, seed, externalRef))
 	return b
 }
