@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/invoicing/invoicing/internal/pgtest"
+	"github.com/invoicing/invoicing/internal/pgcluster"
 )
 
 // machine describes where and under which load a run happened.
@@ -46,15 +46,15 @@ func loadAvg() string {
 
 // startPostgres starts the benchmark's server with default durability plus
 // extra settings, and says so.
-func startPostgres(out io.Writer, extra []string) (*pgtest.Cluster, error) {
+func startPostgres(out io.Writer, extra []string) (*pgcluster.Cluster, error) {
 	settings := append([]string{
 		// Explicit although they are the defaults: the point of this
 		// cluster, unlike the test one, is durable commits.
 		"fsync=on", "synchronous_commit=on", "full_page_writes=on",
 	}, extra...)
-	c, err := pgtest.StartCluster(settings)
+	c, err := pgcluster.Start(settings)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("pgcluster: %w", err)
 	}
 	fmt.Fprintf(out, "postgres: pid %d, 127.0.0.1:%d, data %s, settings %s (others: PostgreSQL's defaults)\n",
 		c.PID(), c.Port(), c.Dir(), strings.Join(settings, " "))

@@ -14,7 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/invoicing/invoicing/internal/pgtest"
+	"github.com/invoicing/invoicing/internal/pgcluster"
 )
 
 // scaleConfig is `make bench-scale`: reads and idle cost at N invoices.
@@ -261,7 +261,7 @@ func idleTable(empty, full idleReport, total int) *table {
 
 // measureIdle logs every statement for the window and reads the CPU the
 // service and PostgreSQL used meanwhile.
-func measureIdle(ctx context.Context, pg *pgtest.Cluster, dbURL string, pid int, window time.Duration) (idleReport, error) {
+func measureIdle(ctx context.Context, pg *pgcluster.Cluster, dbURL string, pid int, window time.Duration) (idleReport, error) {
 	admin, err := connect(ctx, pg.URL(), "bench-harness")
 	if err != nil {
 		return idleReport{}, err

@@ -19,7 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/invoicing/invoicing/internal/pgtest"
+	"github.com/invoicing/invoicing/internal/pgcluster"
 )
 
 // serviceBenchConfig is `make bench`: pgbench, then the service, on one
@@ -161,7 +161,7 @@ func serviceTargets(rows []phaseRow, lag lagSummary, hwm int64) string {
 }
 
 // runPgbenchPhases measures PostgreSQL alone: a one-row INSERT and -S.
-func runPgbenchPhases(ctx context.Context, cfg serviceBenchConfig, pg *pgtest.Cluster, work string) (ins, sel phaseRow, err error) {
+func runPgbenchPhases(ctx context.Context, cfg serviceBenchConfig, pg *pgcluster.Cluster, work string) (ins, sel phaseRow, err error) {
 	out := cfg.Out
 	const db = "pgbench"
 	dbURL, err := pg.CreateDatabase(db)
@@ -225,7 +225,7 @@ type seeded struct {
 	refs      []created // invoices with an external_reference: company and the reference
 }
 
-func runServicePhases(ctx context.Context, cfg serviceBenchConfig, pg *pgtest.Cluster, bin, work string) (rows []phaseRow, lag lagSummary, hwm int64, stats string, err error) {
+func runServicePhases(ctx context.Context, cfg serviceBenchConfig, pg *pgcluster.Cluster, bin, work string) (rows []phaseRow, lag lagSummary, hwm int64, stats string, err error) {
 	out := cfg.Out
 	dbURL, err := pg.CreateDatabase("invoicing")
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/invoicing/invoicing/internal/pgcluster"
 )
 
 // workDir makes a run's work directory and the service binary in it (or
@@ -105,7 +106,7 @@ func serviceEnv(cfg serviceConfig, addr string) []string {
 // /healthz answers 200 (serve migrates before it listens). The child is
 // killed by the kernel if the harness dies.
 func startService(ctx context.Context, cfg serviceConfig) (*service, error) {
-	port, err := freePort()
+	port, err := pgcluster.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -200,15 +201,6 @@ func startLocked(cmd *exec.Cmd) error {
 		select {} // hold the thread for the harness's lifetime
 	}()
 	return <-errc
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // tail returns the end of a log file for an error message.
