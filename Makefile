@@ -101,14 +101,14 @@ up:
 down:
 	docker compose -f deploy/compose.yaml down
 
-# Benchmarks (bench/README.md). Each starts its own PostgreSQL with default
+# Benchmarks (docs/benchmarks.md). Each starts its own PostgreSQL with default
 # durability and its own build of the service, on 127.0.0.1, and stops by
 # itself. Knobs from the environment: BENCH_CLIENTS (16), BENCH_DURATION
 # (10s per phase), BENCH_N (1000000 invoices, bench-scale); any other flag
 # through BENCH_FLAGS, e.g. `make bench-scale BENCH_N=100000`.
 .PHONY: bench bench-scale
 bench:
-	$(GO) run ./bench/cmd/bench service $(BENCH_FLAGS)
+	$(GO) run ./cmd/bench service $(BENCH_FLAGS)
 
 bench-scale:
-	$(GO) run ./bench/cmd/bench scale $(BENCH_FLAGS)
+	$(GO) run ./cmd/bench scale $(BENCH_FLAGS)

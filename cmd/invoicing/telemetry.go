@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/invoicing/invoicing/cmd/invoicing/internal/telemetry"
 	"github.com/invoicing/invoicing/events"
-	"github.com/invoicing/invoicing/internal/telemetry"
 	"github.com/invoicing/invoicing/projections"
 	"github.com/invoicing/invoicing/transport"
 )

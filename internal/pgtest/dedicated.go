@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/invoicing/invoicing/internal/pgcluster"
 )
 
 // Server is a PostgreSQL cluster of its own for one test, which the test may
@@ -17,7 +19,7 @@ import (
 type Server struct {
 	t   testing.TB
 	mu  sync.Mutex
-	srv *server
+	srv *pgcluster.Cluster
 	up  bool
 }
 
@@ -33,14 +35,14 @@ func NewServer(t testing.TB) *Server {
 	if u := os.Getenv(EnvURL); u != "" {
 		t.Skipf("pgtest: %s is set (%s): this test stops and restarts PostgreSQL, which it may do only "+
 			"to a cluster it starts itself, and tests are meant to use the external server; "+
-			"unset %s to run it on a throwaway cluster", EnvURL, redact(u), EnvURL)
+			"unset %s to run it on a throwaway cluster", EnvURL, pgcluster.Redact(u), EnvURL)
 	}
-	srv, err := startServerWith(dedicatedSettings())
+	srv, err := pgcluster.Start(dedicatedSettings())
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
 	t.Cleanup(func() {
-		if err := srv.stop(); err != nil {
+		if err := srv.Stop(); err != nil {
 			t.Errorf("pgtest: stopping the dedicated PostgreSQL: %v", err)
 		}
 	})
@@ -69,7 +71,7 @@ func dedicatedSettings() []string {
 func (s *Server) URL() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.srv.url
+	return s.srv.URL()
 }
 
 // NewDatabase creates a fresh, empty database on s and returns its
@@ -102,8 +104,8 @@ func (s *Server) StopImmediate() {
 		s.t.Fatalf("pgtest: StopImmediate: the server is already stopped")
 	}
 	s.up = false
-	if err := s.srv.stopImmediate(); err != nil {
-		s.t.Fatalf("pgtest: immediate stop: %v; log %s:\n%s", err, s.srv.logPath(), s.srv.logTail())
+	if err := s.srv.StopImmediate(); err != nil {
+		s.t.Fatalf("pgtest: immediate stop: %v; log %s:\n%s", err, s.srv.LogPath(), s.srv.LogTail())
 	}
 }
 
@@ -117,9 +119,9 @@ func (s *Server) Start() time.Time {
 	if s.up {
 		s.t.Fatalf("pgtest: Start: the server is already running")
 	}
-	accepted, err := s.srv.restart()
+	accepted, err := s.srv.Restart()
 	if err != nil {
-		s.t.Fatalf("pgtest: restart on port %d: %v", s.srv.port, err)
+		s.t.Fatalf("pgtest: restart on port %d: %v", s.srv.Port(), err)
 	}
 	s.up = true
 	return accepted

@@ -66,7 +66,7 @@ func TestServer_immediateStopKeepsCommitsAndRestartsOnTheSamePort(t *testing.T) 
 			t.Errorf("cycle %d: rows after restart = %v; want 1..%d (committed rows kept, the open transaction's -1 gone)", cycle, got, cycle)
 		}
 	}
-	if log := srv.srv.logTail(); !strings.Contains(log, "not properly shut down") {
+	if log := srv.srv.LogTail(); !strings.Contains(log, "not properly shut down") {
 		t.Errorf("the server log does not show crash recovery, so the stop was not immediate:\n%s", log)
 	}
 }

@@ -19,20 +19,22 @@
 //		pool, err := pgxpool.New(t.Context(), pgtest.NewDatabase(t))
 //		...
 //	}
+//
+// The clusters themselves are internal/pgcluster's, which programs such as
+// the benchmark use directly.
 package pgtest
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net/url"
 	"os"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/invoicing/invoicing/internal/pgcluster"
 )
 
 // EnvURL names the environment variable holding an admin connection string to
@@ -41,16 +43,26 @@ const EnvURL = "TEST_DATABASE_URL"
 
 // EnvBin names the environment variable that points at a directory holding
 // the initdb and postgres binaries.
-const EnvBin = "PG_BIN"
+const EnvBin = pgcluster.EnvBin
 
-// ddlTimeout bounds CREATE DATABASE and DROP DATABASE.
-const ddlTimeout = time.Minute
+// serverSettings favour speed over durability: the cluster is thrown away.
+var serverSettings = []string{
+	"fsync=off",
+	"synchronous_commit=off",
+	"full_page_writes=off",
+	"max_connections=300",
+	"shared_buffers=128MB",
+	// Segments in the data directory rather than /dev/shm: nothing is left in
+	// /dev/shm by a killed run, and a small /dev/shm (64 MB in Docker) is no
+	// limit on parallel queries.
+	"dynamic_shared_memory_type=mmap",
+}
 
 // The cluster is started at most once per test binary. Package state is
 // acceptable here: a test binary is one process and Main owns its lifetime.
 var (
 	startOnce sync.Once
-	started   *server
+	started   *pgcluster.Cluster
 	adminURL  string
 	startErr  error
 )
@@ -64,7 +76,7 @@ var (
 func Main(m *testing.M) {
 	code := m.Run()
 	if started != nil {
-		if err := started.stop(); err != nil {
+		if err := started.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "pgtest: stopping PostgreSQL: %v\n", err)
 		}
 	}
@@ -89,7 +101,7 @@ func NewDatabase(t testing.TB) string {
 	}
 	t.Cleanup(func() {
 		drop := "DROP DATABASE IF EXISTS " + pgx.Identifier{name}.Sanitize() + " WITH (FORCE)"
-		if err := execAdmin(admin, drop); err != nil {
+		if err := pgcluster.ExecAdmin(admin, drop); err != nil {
 			t.Errorf("pgtest: dropping database %s: %v", name, err)
 		}
 	})
@@ -103,9 +115,9 @@ func serverURL() (string, error) {
 		return u, nil
 	}
 	startOnce.Do(func() {
-		started, startErr = startServer()
+		started, startErr = pgcluster.Start(serverSettings)
 		if startErr == nil {
-			adminURL = started.url
+			adminURL = started.URL()
 		}
 	})
 	return adminURL, startErr
@@ -121,25 +133,10 @@ func createDatabase(admin string) (string, error) {
 	if _, err := withDatabase(admin, name); err != nil {
 		return "", err
 	}
-	if err := execAdmin(admin, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+	if err := pgcluster.ExecAdmin(admin, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
 		return "", fmt.Errorf("creating database %s: %w", name, err)
 	}
 	return name, nil
-}
-
-// execAdmin runs one statement on a short-lived admin connection. CREATE and
-// DROP DATABASE cannot run inside a transaction, so no pool and no tx.
-func execAdmin(admin, sql string) error {
-	// Not t.Context(): it is already cancelled when cleanups run.
-	ctx, cancel := context.WithTimeout(context.Background(), ddlTimeout)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		return fmt.Errorf("connecting to %s: %w", redact(admin), err)
-	}
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, sql)
-	return err
 }
 
 // randomName returns a database name unique to one test: t_<16 hex digits>.
@@ -153,20 +150,9 @@ func randomName() (string, error) {
 
 // withDatabase returns admin with its database replaced by name.
 func withDatabase(admin, name string) (string, error) {
-	u, err := url.Parse(admin)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		return "", fmt.Errorf("%s must be a postgres:// URL, e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", EnvURL)
-	}
-	u.Path = "/" + name
-	u.RawPath = ""
-	return u.String(), nil
-}
-
-// redact hides a password in a connection URL used in an error message.
-func redact(s string) string {
-	u, err := url.Parse(s)
+	dbURL, err := pgcluster.DatabaseURL(admin, name)
 	if err != nil {
-		return "(unparsable connection string)"
+		return "", fmt.Errorf("%s must be a postgres:// URL, e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable: %w", EnvURL, err)
 	}
-	return u.Redacted()
+	return dbURL, nil
 }

@@ -93,12 +93,3 @@ func TestNewDatabase_cleanupDropsTheDatabase(t *testing.T) {
 		t.Errorf("database %s still exists after its test's cleanup", name)
 	}
 }
-
-func TestVersionLess_ordersNumerically(t *testing.T) {
-	if !versionLess("/usr/lib/postgresql/9.6/bin", "/usr/lib/postgresql/15/bin") {
-		t.Error("9.6 should sort below 15")
-	}
-	if versionLess("/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/15/bin") {
-		t.Error("16 should not sort below 15")
-	}
-}

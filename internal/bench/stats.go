@@ -1,7 +1,7 @@
 // Package bench is the project's benchmark harness: `make bench` (the
 // service against pgbench on the same PostgreSQL) and `make bench-scale`
-// (reads at a million invoices). bench/README.md describes the method;
-// bench/cmd/bench is the command.
+// (reads at a million invoices). docs/benchmarks.md describes the method;
+// cmd/bench is the command.
 //
 // Nothing here runs in `go test ./...` beyond the pure parts (percentiles,
 // the table, the generated events, log and pgbench output parsing).
@@ -12,10 +12,10 @@ import (
 	"time"
 )
 
-// Percentile returns the nearest-rank q-quantile (0 < q ≤ 1) of sorted: the
+// percentile returns the nearest-rank q-quantile (0 < q ≤ 1) of sorted: the
 // smallest value that at least q of the samples do not exceed. It returns 0
 // for no samples.
-func Percentile(sorted []time.Duration, q float64) time.Duration {
+func percentile(sorted []time.Duration, q float64) time.Duration {
 	if len(sorted) == 0 {
 		return 0
 	}
@@ -28,28 +28,28 @@ func Percentile(sorted []time.Duration, q float64) time.Duration {
 	return sorted[rank-1]
 }
 
-// Summary is the latency distribution of one measurement.
-type Summary struct {
+// summary is the latency distribution of one measurement.
+type summary struct {
 	N        int
 	P50, P99 time.Duration
 	Max      time.Duration
 	Mean     time.Duration
 }
 
-// Summarize sorts lat in place and summarises it.
-func Summarize(lat []time.Duration) Summary {
+// summarize sorts lat in place and summarises it.
+func summarize(lat []time.Duration) summary {
 	if len(lat) == 0 {
-		return Summary{}
+		return summary{}
 	}
 	slices.Sort(lat)
 	var sum time.Duration
 	for _, d := range lat {
 		sum += d
 	}
-	return Summary{
+	return summary{
 		N:    len(lat),
-		P50:  Percentile(lat, 0.50),
-		P99:  Percentile(lat, 0.99),
+		P50:  percentile(lat, 0.50),
+		P99:  percentile(lat, 0.99),
 		Max:  lat[len(lat)-1],
 		Mean: sum / time.Duration(len(lat)),
 	}

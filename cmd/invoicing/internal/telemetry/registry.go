@@ -5,6 +5,11 @@
 // Every metric name starts with invoicing_, uses base units (seconds,
 // events) and carries only bounded labels: route templates, methods, status
 // codes, kinds, outcomes and projection names, never an id.
+//
+// It is wiring, not a library: it implements projections.Observer and wraps
+// the events.Store, so it sits under cmd/invoicing, where Go's internal rule
+// lets only the service's command import it and no package below can
+// import it back into a cycle.
 package telemetry
 
 import (

@@ -57,8 +57,8 @@ func parseStat(b []byte) (procStat, error) {
 	}, nil
 }
 
-// ProcessCPU returns the CPU time (user + system) pid has used so far.
-func ProcessCPU(pid int) (time.Duration, error) {
+// processCPU returns the CPU time (user + system) pid has used so far.
+func processCPU(pid int) (time.Duration, error) {
 	s, err := readStat(pid)
 	if err != nil {
 		return 0, err
@@ -66,11 +66,11 @@ func ProcessCPU(pid int) (time.Duration, error) {
 	return s.utime + s.stime, nil
 }
 
-// TreeCPU returns the CPU time used so far by pid and its children, the
+// treeCPU returns the CPU time used so far by pid and its children, the
 // exited ones (reaped into pid's cutime and cstime) and the running ones
 // alike: for a postmaster, the whole PostgreSQL server. Differences of two
 // readings are exact up to children exiting between the scan and the read.
-func TreeCPU(pid int) (time.Duration, error) {
+func treeCPU(pid int) (time.Duration, error) {
 	root, err := readStat(pid)
 	if err != nil {
 		return 0, err
@@ -91,9 +91,9 @@ func TreeCPU(pid int) (time.Duration, error) {
 	return total, nil
 }
 
-// SelfCPU returns the CPU time this process (the load generator) has used,
+// selfCPU returns the CPU time this process (the load generator) has used,
 // and separately what its waited-for children (pgbench) used.
-func SelfCPU() (self, children time.Duration) {
+func selfCPU() (self, children time.Duration) {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		self = tv(ru.Utime) + tv(ru.Stime)
@@ -108,24 +108,24 @@ func tv(t syscall.Timeval) time.Duration {
 	return time.Duration(t.Sec)*time.Second + time.Duration(t.Usec)*time.Microsecond
 }
 
-// Memory is a process's resident set, from /proc/PID/status, in bytes.
-type Memory struct {
+// memory is a process's resident set, from /proc/PID/status, in bytes.
+type memory struct {
 	RSS  int64 // VmRSS: now
 	Peak int64 // VmHWM: the high-water mark since the process started
 }
 
-// ReadMemory reads VmRSS and VmHWM of pid.
-func ReadMemory(pid int) (Memory, error) {
+// readMemory reads VmRSS and VmHWM of pid.
+func readMemory(pid int) (memory, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return Memory{}, err
+		return memory{}, err
 	}
 	defer f.Close()
 	return parseStatus(f)
 }
 
-func parseStatus(f io.Reader) (Memory, error) {
-	var m Memory
+func parseStatus(f io.Reader) (memory, error) {
+	var m memory
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		k, v, ok := strings.Cut(sc.Text(), ":")
@@ -148,16 +148,16 @@ func parseStatus(f io.Reader) (Memory, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return Memory{}, err
+		return memory{}, err
 	}
 	if m.Peak == 0 {
-		return Memory{}, fmt.Errorf("/proc status: no VmHWM")
+		return memory{}, fmt.Errorf("/proc status: no VmHWM")
 	}
 	return m, nil
 }
 
-// Usage is CPU used during a stretch of wall time, per party.
-type Usage struct {
+// usage is CPU used during a stretch of wall time, per party.
+type usage struct {
 	Wall     time.Duration
 	Service  time.Duration // the service process
 	Postgres time.Duration // postmaster and every backend
@@ -165,15 +165,15 @@ type Usage struct {
 	Machine  time.Duration // every CPU of the machine, busy (/proc/stat)
 }
 
-// Others is the CPU the rest of the machine used meanwhile: other people's
+// others is the CPU the rest of the machine used meanwhile: other people's
 // builds and tests on a shared machine.
-func (u Usage) Others() time.Duration {
+func (u usage) others() time.Duration {
 	return max(0, u.Machine-u.Service-u.Postgres-u.Client)
 }
 
-// MachineBusy returns the busy CPU time of all CPUs since boot, from the
+// machineBusy returns the busy CPU time of all CPUs since boot, from the
 // first line of /proc/stat (user, nice, system, irq, softirq, steal).
-func MachineBusy() time.Duration {
+func machineBusy() time.Duration {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return 0
@@ -195,41 +195,41 @@ func parseProcStat(b []byte) time.Duration {
 	return time.Duration(busy) * clockTick
 }
 
-// Meter reads the CPU counters of the service, PostgreSQL and the harness
-// at the start of a phase and, through Stop, at its end.
-type Meter struct {
+// meter reads the CPU counters of the service, PostgreSQL and the harness
+// at the start of a phase and, through stop, at its end.
+type meter struct {
 	servicePID, pgPID int
 	start             time.Time
 	svc, pg, cl, mach time.Duration
 }
 
-// StartMeter takes the first reading; servicePID 0 means no service yet.
-func StartMeter(servicePID, pgPID int) *Meter {
-	m := &Meter{servicePID: servicePID, pgPID: pgPID}
+// startMeter takes the first reading; servicePID 0 means no service yet.
+func startMeter(servicePID, pgPID int) *meter {
+	m := &meter{servicePID: servicePID, pgPID: pgPID}
 	m.svc, m.pg, m.cl = m.read()
-	m.mach = MachineBusy()
+	m.mach = machineBusy()
 	m.start = time.Now()
 	return m
 }
 
-func (m *Meter) read() (svc, pg, cl time.Duration) {
+func (m *meter) read() (svc, pg, cl time.Duration) {
 	if m.servicePID != 0 {
-		svc, _ = ProcessCPU(m.servicePID)
+		svc, _ = processCPU(m.servicePID)
 	}
-	pg, _ = TreeCPU(m.pgPID)
-	self, children := SelfCPU()
+	pg, _ = treeCPU(m.pgPID)
+	self, children := selfCPU()
 	return svc, pg, self + children
 }
 
-// Stop takes the second reading and returns the differences.
-func (m *Meter) Stop() Usage {
-	mach := MachineBusy()
+// stop takes the second reading and returns the differences.
+func (m *meter) stop() usage {
+	mach := machineBusy()
 	svc, pg, cl := m.read()
-	return Usage{Wall: time.Since(m.start), Service: svc - m.svc, Postgres: pg - m.pg, Client: cl - m.cl, Machine: mach - m.mach}
+	return usage{Wall: time.Since(m.start), Service: svc - m.svc, Postgres: pg - m.pg, Client: cl - m.cl, Machine: mach - m.mach}
 }
 
-// Cores renders CPU time as cores busy over the wall time (1.00 = one core).
-func (u Usage) Cores(cpu time.Duration) float64 {
+// cores renders CPU time as cores busy over the wall time (1.00 = one core).
+func (u usage) cores(cpu time.Duration) float64 {
 	if u.Wall <= 0 {
 		return 0
 	}

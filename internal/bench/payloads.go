@@ -10,8 +10,8 @@ import (
 // generated events of the scale benchmark, so that rows read at a million
 // invoices are the size of rows created through the API.
 
-// LineSpec is one invoice line as a client sends it.
-type LineSpec struct {
+// lineSpec is one invoice line as a client sends it.
+type lineSpec struct {
 	Description     string `json:"description"`
 	Quantity        string `json:"quantity"`
 	Unit            string `json:"unit,omitempty"`
@@ -21,9 +21,9 @@ type LineSpec struct {
 
 var quantities = []string{"1", "2.5", "0.75", "10", "3.125", "40", "0.5"}
 
-// Lines returns n deterministic lines for seed.
-func Lines(seed uint64, n int) []LineSpec {
-	out := make([]LineSpec, n)
+// lines returns n deterministic lines for seed.
+func lines(seed uint64, n int) []lineSpec {
+	out := make([]lineSpec, n)
 	for k := range out {
 		h := seed*0x9E3779B97F4A7C15 + uint64(k+1)*0xBF58476D1CE4E5B9
 		h ^= h >> 31
@@ -31,7 +31,7 @@ func Lines(seed uint64, n int) []LineSpec {
 		if h%4 == 0 {
 			tax = 700
 		}
-		out[k] = LineSpec{
+		out[k] = lineSpec{
 			Description:     fmt.Sprintf("Consulting services, work package %d", k+1),
 			Quantity:        quantities[h%uint64(len(quantities))],
 			Unit:            "h",
@@ -56,8 +56,8 @@ type identifier struct {
 	CountryCode string `json:"country_code,omitempty"`
 }
 
-// CompanyBody is a create-company request.
-func CompanyBody(i int) []byte {
+// companyBody is a create-company request.
+func companyBody(i int) []byte {
 	b, _ := json.Marshal(struct {
 		LegalName           string       `json:"legal_name"`
 		Address             address      `json:"address"`
@@ -80,8 +80,8 @@ func companyAddress(i int) address {
 	return address{Line1: fmt.Sprintf("Hauptstraße %d", i+1), City: "Berlin", PostalCode: "10115", CountryCode: "DE"}
 }
 
-// CustomerBody is a create-customer request.
-func CustomerBody(i int) []byte {
+// customerBody is a create-customer request.
+func customerBody(i int) []byte {
 	b, _ := json.Marshal(struct {
 		Name        string       `json:"name"`
 		Address     address      `json:"address"`
@@ -100,21 +100,32 @@ func customerAddress(i int) address {
 	return address{Line1: fmt.Sprintf("%d High Street", i+1), City: "London", PostalCode: "EC1A 1BB", CountryCode: "GB"}
 }
 
-// InvoiceBody is a create-invoice request with five lines; externalRef is
+// invoiceRequest is a create-invoice request with five lines, the one
+// source of both benchmarks' invoices: `make bench` sends it as JSON
+// (invoiceBody), `make bench-scale` drafts it with the write side's own
+// code (dataset.draft).
+type invoiceRequest struct {
+	CustomerID        string     `json:"customer_id"`
+	IssueDate         string     `json:"issue_date"`
+	Lines             []lineSpec `json:"lines"`
+	ExternalReference string     `json:"external_reference,omitempty"`
+	Notes             string     `json:"notes"`
+}
+
+// newInvoiceRequest is the request of invoice seed; externalRef is
 // omitted when "".
-func InvoiceBody(customerID string, issueDate time.Time, seed uint64, externalRef string) []byte {
-	b, _ := json.Marshal(struct {
-		CustomerID        string     `json:"customer_id"`
-		IssueDate         string     `json:"issue_date"`
-		Lines             []LineSpec `json:"lines"`
-		ExternalReference string     `json:"external_reference,omitempty"`
-		Notes             string     `json:"notes"`
-	}{
+func newInvoiceRequest(customerID string, issueDate time.Time, seed uint64, externalRef string) invoiceRequest {
+	return invoiceRequest{
 		CustomerID:        customerID,
 		IssueDate:         issueDate.Format(time.DateOnly),
-		Lines:             Lines(seed, 5),
+		Lines:             lines(seed, 5),
 		ExternalReference: externalRef,
 		Notes:             "Payable within 30 days. Thank you for your business.",
-	})
+	}
+}
+
+// invoiceBody is newInvoiceRequest as the body of a create-invoice request.
+func invoiceBody(customerID string, issueDate time.Time, seed uint64, externalRef string) []byte {
+	b, _ := json.Marshal(newInvoiceRequest(customerID, issueDate, seed, externalRef))
 	return b
 }

@@ -10,13 +10,14 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/events"
 )
 
-// Dataset describes the scale benchmark's store: which company holds which
+// dataset describes the scale benchmark's store: which company holds which
 // invoice, every id, reference and status, all derived from indexes so that
 // the harness can pick a random invoice without keeping a million ids.
-type Dataset struct {
+type dataset struct {
 	Account   string
 	Invoices  int
 	Companies int
@@ -29,11 +30,11 @@ type Dataset struct {
 	custComp []int   // company of each customer
 }
 
-// NewDataset lays out invoices invoices over companies companies (company
+// newDataset lays out invoices invoices over companies companies (company
 // 0 holding bigShare of them) and customers customers, spread over the
 // companies in proportion to their invoices.
-func NewDataset(invoices, companies, customers int, bigShare float64) *Dataset {
-	d := &Dataset{Account: "bench-scale", Invoices: invoices, Companies: companies, Customers: customers, BigShare: bigShare}
+func newDataset(invoices, companies, customers int, bigShare float64) *dataset {
+	d := &dataset{Account: "bench-scale", Invoices: invoices, Companies: companies, Customers: customers, BigShare: bigShare}
 	d.start = time.Date(2024, 1, 3, 0, 0, 0, 0, time.UTC)
 	d.spacing = max(time.Duration(int64(365*24*time.Hour)/int64(invoices)).Truncate(time.Microsecond), 4*time.Microsecond)
 	d.custOf = make([][]int, companies)
@@ -53,12 +54,12 @@ func NewDataset(invoices, companies, customers int, bigShare float64) *Dataset {
 
 // inBig reports whether invoice i belongs to company 0: exactly
 // floor(n·share) of the first n invoices do, spread evenly.
-func (d *Dataset) inBig(i int) bool {
+func (d *dataset) inBig(i int) bool {
 	return int(float64(i+1)*d.BigShare) > int(float64(i)*d.BigShare)
 }
 
-// CompanyOf returns the company index of invoice i.
-func (d *Dataset) CompanyOf(i int) int {
+// companyOf returns the company index of invoice i.
+func (d *dataset) companyOf(i int) int {
 	if d.inBig(i) {
 		return 0
 	}
@@ -66,27 +67,27 @@ func (d *Dataset) CompanyOf(i int) int {
 	return 1 + others%(d.Companies-1)
 }
 
-// CustomerOf returns the customer index of invoice i (a customer of its
+// customerOf returns the customer index of invoice i (a customer of its
 // company).
-func (d *Dataset) CustomerOf(i int) int {
-	cs := d.custOf[d.CompanyOf(i)]
+func (d *dataset) customerOf(i int) int {
+	cs := d.custOf[d.companyOf(i)]
 	return cs[mix(uint64(i), 7)%uint64(len(cs))]
 }
 
-// CustomersOf returns the customer indexes of company c.
-func (d *Dataset) CustomersOf(c int) []int { return d.custOf[c] }
+// customersOf returns the customer indexes of company c.
+func (d *dataset) customersOf(c int) []int { return d.custOf[c] }
 
-// ExternalRef is invoice i's external_reference: 1 invoice in 100 has one.
-func (d *Dataset) ExternalRef(i int) string {
+// externalRef is invoice i's external_reference: 1 invoice in 100 has one.
+func (d *dataset) externalRef(i int) string {
 	if i%100 == 42 {
 		return fmt.Sprintf("EXT-%08d", i)
 	}
 	return ""
 }
 
-// Status is invoice i's final status: 1 in 10 issued, 1 in 50 voided
+// status is invoice i's final status: 1 in 10 issued, 1 in 50 voided
 // (drafts), the rest drafts.
-func (d *Dataset) Status(i int) string {
+func (d *dataset) status(i int) string {
 	switch {
 	case i%10 == 3:
 		return events.StatusIssued
@@ -96,14 +97,14 @@ func (d *Dataset) Status(i int) string {
 	return events.StatusDraft
 }
 
-// BigInvoices counts company 0's invoices.
-func (d *Dataset) BigInvoices() int { return int(float64(d.Invoices) * d.BigShare) }
+// bigInvoices counts company 0's invoices.
+func (d *dataset) bigInvoices() int { return int(float64(d.Invoices) * d.BigShare) }
 
-// Events counts every event the dataset's log holds.
-func (d *Dataset) Events() int {
+// eventCount counts every event the dataset's log holds.
+func (d *dataset) eventCount() int {
 	n := d.Companies + d.Customers + d.Invoices
 	for i := range d.Invoices {
-		switch d.Status(i) {
+		switch d.status(i) {
 		case events.StatusIssued:
 			n += 2 // number assigned, issued
 		case events.StatusVoid:
@@ -113,31 +114,31 @@ func (d *Dataset) Events() int {
 	return n
 }
 
-func (d *Dataset) companyCreated(c int) time.Time {
+func (d *dataset) companyCreated(c int) time.Time {
 	return d.start.Add(-48*time.Hour + time.Duration(c)*time.Minute)
 }
 
-func (d *Dataset) customerCreated(k int) time.Time {
+func (d *dataset) customerCreated(k int) time.Time {
 	return d.start.Add(-24*time.Hour + time.Duration(k)*time.Second)
 }
 
-func (d *Dataset) invoiceCreated(i int) time.Time {
+func (d *dataset) invoiceCreated(i int) time.Time {
 	return d.start.Add(time.Duration(i) * d.spacing)
 }
 
-// CompanyID, CustomerID and InvoiceID are the UUIDv7 ids, derived from the
+// companyID, customerID and invoiceID are the UUIDv7 ids, derived from the
 // creation time and the index.
-func (d *Dataset) CompanyID(c int) string {
+func (d *dataset) companyID(c int) string {
 	return uuid7(d.companyCreated(c), mix(uint64(c), 1)).String()
 }
 
-// CustomerID is customer k's id.
-func (d *Dataset) CustomerID(k int) string {
+// customerID is customer k's id.
+func (d *dataset) customerID(k int) string {
 	return uuid7(d.customerCreated(k), mix(uint64(k), 2)).String()
 }
 
-// InvoiceID is invoice i's id.
-func (d *Dataset) InvoiceID(i int) string {
+// invoiceID is invoice i's id.
+func (d *dataset) invoiceID(i int) string {
 	return uuid7(d.invoiceCreated(i), mix(uint64(i), 3)).String()
 }
 
@@ -161,8 +162,8 @@ func mix(x, s uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
-// GenEvent is one row of the events table.
-type GenEvent struct {
+// genEvent is one row of the events table.
+type genEvent struct {
 	ID         uuid.UUID
 	Stream     string
 	Revision   int64
@@ -172,7 +173,7 @@ type GenEvent struct {
 	RecordedAt time.Time
 }
 
-func (d *Dataset) metadata(kind string, i int, keyHash string) []byte {
+func (d *dataset) metadata(kind string, i int, keyHash string) []byte {
 	fp := sha256.Sum256([]byte(fmt.Sprintf("bench-scale/%s/%d", kind, i)))
 	b, _ := json.Marshal(events.Metadata{
 		AccountID:          d.Account,
@@ -185,19 +186,19 @@ func (d *Dataset) metadata(kind string, i int, keyHash string) []byte {
 	return b
 }
 
-func event(stream string, rev int64, typ string, payload any, md []byte, at time.Time) (GenEvent, error) {
+func event(stream string, rev int64, typ string, payload any, md []byte, at time.Time) (genEvent, error) {
 	data, err := json.Marshal(payload)
 	if err != nil {
-		return GenEvent{}, fmt.Errorf("encode %s: %w", typ, err)
+		return genEvent{}, fmt.Errorf("encode %s: %w", typ, err)
 	}
-	return GenEvent{ID: uuid.UUID(events.EventID(stream, uint64(rev))), Stream: stream, Revision: rev,
+	return genEvent{ID: uuid.UUID(events.EventID(stream, uint64(rev))), Stream: stream, Revision: rev,
 		Type: typ, Data: data, Metadata: md, RecordedAt: at}, nil
 }
 
-func (d *Dataset) company(c int) events.CompanyCreated {
+func (d *dataset) company(c int) events.CompanyCreated {
 	a := companyAddress(c)
 	return events.CompanyCreated{
-		CompanyID: d.CompanyID(c), AccountID: d.Account,
+		CompanyID: d.companyID(c), AccountID: d.Account,
 		LegalName:               fmt.Sprintf("Benchmark Company %02d GmbH", c),
 		Address:                 events.Address{Line1: a.Line1, City: a.City, PostalCode: a.PostalCode, CountryCode: a.CountryCode},
 		DefaultCurrency:         "EUR",
@@ -210,10 +211,10 @@ func (d *Dataset) company(c int) events.CompanyCreated {
 	}
 }
 
-func (d *Dataset) customer(k int) events.CustomerCreated {
+func (d *dataset) customer(k int) events.CustomerCreated {
 	a := customerAddress(k)
 	return events.CustomerCreated{
-		CustomerID: d.CustomerID(k), CompanyID: d.CompanyID(d.custComp[k]), AccountID: d.Account,
+		CustomerID: d.customerID(k), CompanyID: d.companyID(d.custComp[k]), AccountID: d.Account,
 		Name:        fmt.Sprintf("Customer %04d Ltd", k),
 		Address:     events.Address{Line1: a.Line1, City: a.City, PostalCode: a.PostalCode, CountryCode: a.CountryCode},
 		Email:       fmt.Sprintf("ap@customer%04d.example", k),
@@ -222,12 +223,12 @@ func (d *Dataset) customer(k int) events.CustomerCreated {
 	}
 }
 
-// Generate calls emit with every event of the dataset in log order:
+// generate calls emit with every event of the dataset in log order:
 // companies, customers, then each invoice's draft followed by its issue
 // (number assigned in the company's numbering stream, then issued) or its
 // void. Payloads are the service's own event types, so they encode exactly
 // as the service writes them; amounts come from the service's money code.
-func (d *Dataset) Generate(emit func(GenEvent) error) error {
+func (d *dataset) generate(emit func(genEvent) error) error {
 	companies := make([]events.CompanyCreated, d.Companies)
 	for c := range companies {
 		companies[c] = d.company(c)
@@ -269,9 +270,9 @@ func (d *Dataset) Generate(emit func(GenEvent) error) error {
 	return nil
 }
 
-func (d *Dataset) invoiceEvents(i int, companies []events.CompanyCreated, customers []events.CustomerCreated, sequence []uint64) ([]GenEvent, error) {
-	c := d.CompanyOf(i)
-	co, cu := companies[c], customers[d.CustomerOf(i)]
+func (d *dataset) invoiceEvents(i int, companies []events.CompanyCreated, customers []events.CustomerCreated, sequence []uint64) ([]genEvent, error) {
+	c := d.companyOf(i)
+	co, cu := companies[c], customers[d.customerOf(i)]
 	created := d.invoiceCreated(i)
 	draft, err := d.draft(i, co, cu, created)
 	if err != nil {
@@ -283,10 +284,10 @@ func (d *Dataset) invoiceEvents(i int, companies []events.CompanyCreated, custom
 	if err != nil {
 		return nil, err
 	}
-	out := []GenEvent{first}
+	out := []genEvent{first}
 	later := created.Add(d.spacing / 2)
 	scope := co.CompanyID + "/" + draft.InvoiceID
-	switch d.Status(i) {
+	switch d.status(i) {
 	case events.StatusIssued:
 		sequence[c]++
 		seq := sequence[c]
@@ -320,46 +321,41 @@ func (d *Dataset) invoiceEvents(i int, companies []events.CompanyCreated, custom
 	return out, nil
 }
 
-// draft is invoice i as the create command would record it for the request
-// InvoiceBody describes: defaults applied, snapshots taken, amounts computed
-// by the service's own functions.
-func (d *Dataset) draft(i int, co events.CompanyCreated, cu events.CustomerCreated, created time.Time) (events.InvoiceDrafted, error) {
-	issue := created.Truncate(24 * time.Hour)
-	due, err := events.AddDays(issue, co.DefaultPaymentTermsDays)
+// draft is invoice i as the create command records it: the request
+// newInvoiceRequest describes, drafted by the write side's own code
+// (command.DraftInvoice: defaults, snapshots, amounts), then given the id,
+// account and creation time the command would give it.
+func (d *dataset) draft(i int, co events.CompanyCreated, cu events.CustomerCreated, created time.Time) (events.InvoiceDrafted, error) {
+	req := newInvoiceRequest(cu.CustomerID, created.Truncate(24*time.Hour), uint64(i), d.externalRef(i))
+	draft, err := command.DraftInvoice(req.command(), companyRecord(co), customerRecord(cu))
 	if err != nil {
-		return events.InvoiceDrafted{}, err
+		return events.InvoiceDrafted{}, fmt.Errorf("invoice %d: %w", i, err)
 	}
-	specs := Lines(uint64(i), 5)
-	lines := make([]events.InvoiceLine, len(specs))
-	amounts := make([]events.LineAmounts, len(specs))
-	for k, l := range specs {
-		q, err := events.ParseQuantity(l.Quantity)
-		if err != nil {
-			return events.InvoiceDrafted{}, err
-		}
-		if amounts[k], err = events.ComputeLine(q, l.UnitAmountMinor, l.TaxRateBps); err != nil {
-			return events.InvoiceDrafted{}, err
-		}
-		lines[k] = events.InvoiceLine{Position: k + 1, Description: l.Description, Quantity: l.Quantity, Unit: l.Unit,
-			UnitAmountMinor: l.UnitAmountMinor, TaxRateBps: l.TaxRateBps,
-			NetAmountMinor: amounts[k].Net, TaxAmountMinor: amounts[k].Tax, TotalAmountMinor: amounts[k].Total}
+	draft.InvoiceID, draft.AccountID, draft.CreatedAt = d.invoiceID(i), d.Account, created
+	return draft, nil
+}
+
+// command is r as the write side has it once the body is validated.
+func (r invoiceRequest) command() command.CreateInvoice {
+	in := command.CreateInvoice{CustomerID: r.CustomerID, IssueDate: r.IssueDate,
+		ExternalReference: r.ExternalReference, Notes: r.Notes}
+	for _, l := range r.Lines {
+		in.Lines = append(in.Lines, command.LineInput{Description: l.Description, Quantity: l.Quantity,
+			Unit: l.Unit, UnitAmountMinor: l.UnitAmountMinor, TaxRateBps: l.TaxRateBps})
 	}
-	totals, err := events.SumLines(amounts)
-	if err != nil {
-		return events.InvoiceDrafted{}, err
-	}
-	return events.InvoiceDrafted{
-		InvoiceID: d.InvoiceID(i), CompanyID: co.CompanyID, AccountID: d.Account, CustomerID: cu.CustomerID,
-		CustomerName: cu.Name,
-		Customer: events.CustomerSnapshot{ID: cu.CustomerID, Name: cu.Name, Address: cu.Address, Email: cu.Email,
-			Identifiers: cu.Identifiers, SchemaVersion: events.SnapshotSchemaVersion},
-		Issuer: events.IssuerSnapshot{ID: co.CompanyID, LegalName: co.LegalName, TradingName: co.TradingName,
-			Address: co.Address, Email: co.Email, Identifiers: co.Identifiers, SchemaVersion: events.SnapshotSchemaVersion},
-		Currency: co.DefaultCurrency, Language: co.DefaultLanguage,
-		IssueDate: issue.Format(events.DateLayout), DueDate: due.Format(events.DateLayout),
-		Lines: lines, SubtotalMinor: totals.Subtotal, TaxMinor: totals.Tax, TotalMinor: totals.Total,
-		ExternalReference: d.ExternalRef(i),
-		Notes:             "Payable within 30 days. Thank you for your business.",
-		CreatedAt:         created,
-	}, nil
+	return in
+}
+
+// companyRecord is co as the write side's directory finds it.
+func companyRecord(co events.CompanyCreated) command.CompanyRecord {
+	return command.CompanyRecord{ID: co.CompanyID, LegalName: co.LegalName, TradingName: co.TradingName,
+		Address: co.Address, Email: co.Email, Identifiers: co.Identifiers,
+		DefaultCurrency: co.DefaultCurrency, DefaultLanguage: co.DefaultLanguage,
+		DefaultPaymentTermsDays: co.DefaultPaymentTermsDays, InvoiceNumberPrefix: co.InvoiceNumberPrefix}
+}
+
+// customerRecord is cu as the write side's directory finds it.
+func customerRecord(cu events.CustomerCreated) command.CustomerRecord {
+	return command.CustomerRecord{ID: cu.CustomerID, CompanyID: cu.CompanyID, Name: cu.Name,
+		Address: cu.Address, Email: cu.Email, Identifiers: cu.Identifiers}
 }

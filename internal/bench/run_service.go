@@ -19,12 +19,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/invoicing/invoicing/internal/pgtest"
+	"github.com/invoicing/invoicing/internal/pgcluster"
 )
 
-// ServiceBenchConfig is `make bench`: pgbench, then the service, on one
+// serviceBenchConfig is `make bench`: pgbench, then the service, on one
 // server.
-type ServiceBenchConfig struct {
+type serviceBenchConfig struct {
 	Repo       string        // the module root, to build ./cmd/invoicing
 	Clients    int           // closed-loop clients of every phase (pgbench -c too)
 	Duration   time.Duration // of every measured phase
@@ -50,18 +50,18 @@ type phaseRow struct {
 	elapsed  time.Duration
 	ok, errs int
 	rate     float64
-	lat      Summary
+	lat      summary
 	ratio    string
-	use      Usage
+	use      usage
 	rss      int64 // peak sampled VmRSS of the service, 0 when none
 	errText  string
 }
 
-// RunServiceBench runs the whole of `make bench` and prints its table.
-func RunServiceBench(ctx context.Context, cfg ServiceBenchConfig) (err error) {
+// runServiceBench runs the whole of `make bench` and prints its table.
+func runServiceBench(ctx context.Context, cfg serviceBenchConfig) (err error) {
 	out := cfg.Out
 	fmt.Fprintf(out, "make bench: %d clients, %s per phase (warm-up %s), started %s\n", cfg.Clients, cfg.Duration, cfg.Warmup, time.Now().UTC().Format(time.RFC3339))
-	fmt.Fprintf(out, "machine: %s\n", Machine())
+	fmt.Fprintf(out, "machine: %s\n", machine())
 	work, bin, cleanup, err := workDir(ctx, out, "invoicing-bench-", cfg.Repo, cfg.ServiceBin, cfg.Keep)
 	if err != nil {
 		return err
@@ -98,7 +98,7 @@ func RunServiceBench(ctx context.Context, cfg ServiceBenchConfig) (err error) {
 	svcRows[1].ratio = fmtRatio(svcRows[1].rate, sel.rate)
 	rows = append(rows, svcRows...)
 
-	fmt.Fprintf(out, "\nload average at the end: %s\n\n", LoadAvg())
+	fmt.Fprintf(out, "\nload average at the end: %s\n\n", loadAvg())
 	fmt.Fprint(out, serviceTable(rows).String())
 	fmt.Fprintf(out, "\nprojection lag, append -> visible in the read models that show it (%s), over %d InvoiceDrafted events of the create phase:\n",
 		strings.Join(cfg.ReadModels, ", "), lag.N)
@@ -113,13 +113,13 @@ func RunServiceBench(ctx context.Context, cfg ServiceBenchConfig) (err error) {
 }
 
 type lagSummary struct {
-	Summary
+	summary
 	unseen   int
 	interval time.Duration // mean time between two checkpoint polls
 }
 
-func serviceTable(rows []phaseRow) *Table {
-	t := &Table{Header: []string{"phase", "clients", "secs", "ok", "errors", "per s", "p50 ms", "p99 ms",
+func serviceTable(rows []phaseRow) *table {
+	t := &table{Header: []string{"phase", "clients", "secs", "ok", "errors", "per s", "p50 ms", "p99 ms",
 		"÷ pgbench", "svc cores", "pg cores", "client cores", "other cores", "svc RSS MiB"}}
 	for _, r := range rows {
 		rss := "-"
@@ -128,11 +128,11 @@ func serviceTable(rows []phaseRow) *Table {
 		}
 		svc := "-"
 		if r.use.Service > 0 {
-			svc = fmtF(r.use.Cores(r.use.Service), 2)
+			svc = fmtF(r.use.cores(r.use.Service), 2)
 		}
-		t.Add(r.name, fmt.Sprint(r.clients), fmtF(r.elapsed.Seconds(), 1), fmt.Sprint(r.ok), fmt.Sprint(r.errs),
+		t.add(r.name, fmt.Sprint(r.clients), fmtF(r.elapsed.Seconds(), 1), fmt.Sprint(r.ok), fmt.Sprint(r.errs),
 			fmtF(r.rate, 0), fmtMs(ms(r.lat.P50)), fmtMs(ms(r.lat.P99)), r.ratio,
-			svc, fmtF(r.use.Cores(r.use.Postgres), 2), fmtF(r.use.Cores(r.use.Client), 2), fmtF(r.use.Cores(r.use.Others()), 2), rss)
+			svc, fmtF(r.use.cores(r.use.Postgres), 2), fmtF(r.use.cores(r.use.Client), 2), fmtF(r.use.cores(r.use.others()), 2), rss)
 	}
 	return t
 }
@@ -161,7 +161,7 @@ func serviceTargets(rows []phaseRow, lag lagSummary, hwm int64) string {
 }
 
 // runPgbenchPhases measures PostgreSQL alone: a one-row INSERT and -S.
-func runPgbenchPhases(ctx context.Context, cfg ServiceBenchConfig, pg *pgtest.Cluster, work string) (ins, sel phaseRow, err error) {
+func runPgbenchPhases(ctx context.Context, cfg serviceBenchConfig, pg *pgcluster.Cluster, work string) (ins, sel phaseRow, err error) {
 	out := cfg.Out
 	const db = "pgbench"
 	dbURL, err := pg.CreateDatabase(db)
@@ -169,7 +169,7 @@ func runPgbenchPhases(ctx context.Context, cfg ServiceBenchConfig, pg *pgtest.Cl
 		return ins, sel, err
 	}
 	fmt.Fprintf(out, "pgbench -i -s %d ...\n", cfg.Scale)
-	if err := PgbenchInit(ctx, pg.BinDir(), pg.Port(), db, cfg.Scale); err != nil {
+	if err := pgbenchInit(ctx, pg.BinDir(), pg.Port(), db, cfg.Scale); err != nil {
 		return ins, sel, err
 	}
 	if err := execSQL(ctx, dbURL, `CREATE TABLE insert_bench (
@@ -186,7 +186,7 @@ func runPgbenchPhases(ctx context.Context, cfg ServiceBenchConfig, pg *pgtest.Cl
 	run := func(name, logName string, workload ...string) (phaseRow, error) {
 		if cfg.Warmup > 0 {
 			args := append(append(append([]string{}, common...), "-T", fmt.Sprint(seconds(cfg.Warmup))), workload...)
-			if _, err := Pgbench(ctx, pg.BinDir(), pg.Port(), db, work, logName+"-warmup", args...); err != nil {
+			if _, err := pgbench(ctx, pg.BinDir(), pg.Port(), db, work, logName+"-warmup", args...); err != nil {
 				return phaseRow{}, err
 			}
 		}
@@ -195,14 +195,14 @@ func runPgbenchPhases(ctx context.Context, cfg ServiceBenchConfig, pg *pgtest.Cl
 		}
 		fmt.Fprintf(out, "%s: %d clients for %ds ...\n", name, cfg.Clients, seconds(cfg.Duration))
 		args := append(append(append([]string{}, common...), "-T", fmt.Sprint(seconds(cfg.Duration))), workload...)
-		meter := StartMeter(0, pg.PID())
-		res, err := Pgbench(ctx, pg.BinDir(), pg.Port(), db, work, logName, args...)
-		use := meter.Stop()
+		meter := startMeter(0, pg.PID())
+		res, err := pgbench(ctx, pg.BinDir(), pg.Port(), db, work, logName, args...)
+		use := meter.stop()
 		if err != nil {
 			return phaseRow{}, err
 		}
 		return phaseRow{name: name, clients: cfg.Clients, elapsed: use.Wall, ok: len(res.Latency),
-			rate: res.TPS, lat: Summarize(res.Latency), ratio: "", use: use}, nil
+			rate: res.TPS, lat: summarize(res.Latency), ratio: "", use: use}, nil
 	}
 	if ins, err = run("pgbench INSERT (1 row)", "insert", "-f", script); err != nil {
 		return ins, sel, err
@@ -225,30 +225,30 @@ type seeded struct {
 	refs      []created // invoices with an external_reference: company and the reference
 }
 
-func runServicePhases(ctx context.Context, cfg ServiceBenchConfig, pg *pgtest.Cluster, bin, work string) (rows []phaseRow, lag lagSummary, hwm int64, stats string, err error) {
+func runServicePhases(ctx context.Context, cfg serviceBenchConfig, pg *pgcluster.Cluster, bin, work string) (rows []phaseRow, lag lagSummary, hwm int64, stats string, err error) {
 	out := cfg.Out
 	dbURL, err := pg.CreateDatabase("invoicing")
 	if err != nil {
 		return nil, lag, 0, "", err
 	}
 	secret := randomHex(32)
-	svc, err := StartService(ctx, ServiceConfig{Bin: bin, DatabaseURL: withParams(dbURL, cfg.DBParams), Secret: secret,
+	svc, err := startService(ctx, serviceConfig{Bin: bin, DatabaseURL: withParams(dbURL, cfg.DBParams), Secret: secret,
 		LogLevel: cfg.LogLevel, LogPath: filepath.Join(work, "service.log"), Env: cfg.ServiceEnv})
 	if err != nil {
 		return nil, lag, 0, "", err
 	}
 	defer func() {
-		if stopErr := svc.Stop(); stopErr != nil && err == nil {
+		if stopErr := svc.stop(); stopErr != nil && err == nil {
 			err = stopErr
 		}
 	}()
 	fmt.Fprintf(out, "service: pid %d on %s (LOG_LEVEL=%s, DATABASE_URL parameters %q, log %s)\n",
-		svc.PID(), svc.Base, cfg.LogLevel, cfg.DBParams, svc.LogPath)
-	token, err := DevToken(ctx, bin, secret, "bench")
+		svc.pid(), svc.Base, cfg.LogLevel, cfg.DBParams, svc.LogPath)
+	token, err := devToken(ctx, bin, secret, "bench")
 	if err != nil {
 		return nil, lag, 0, "", err
 	}
-	client := NewClient(svc.Base, token, cfg.Clients)
+	client := newClient(svc.Base, token, cfg.Clients)
 	defer client.Close()
 
 	var statsOut strings.Builder
@@ -275,9 +275,9 @@ func runServicePhases(ctx context.Context, cfg ServiceBenchConfig, pg *pgtest.Cl
 	}
 	defer ctl.Close(context.Background())
 
-	phase := func(name string, op Op, warmup bool) (phaseRow, error) {
+	phase := func(name string, op op, warmup bool) (phaseRow, error) {
 		if warmup && cfg.Warmup > 0 {
-			RunFor(ctx, cfg.Clients, cfg.Warmup, op)
+			runFor(ctx, cfg.Clients, cfg.Warmup, op)
 		}
 		if _, err := ctl.Exec(ctx, "CHECKPOINT"); err != nil {
 			return phaseRow{}, err
@@ -288,11 +288,11 @@ func runServicePhases(ctx context.Context, cfg ServiceBenchConfig, pg *pgtest.Cl
 			}
 		}
 		fmt.Fprintf(out, "%s: %d clients for %s ...\n", name, cfg.Clients, cfg.Duration)
-		rss := SampleRSS(svc.PID(), 100*time.Millisecond)
-		meter := StartMeter(svc.PID(), pg.PID())
-		res := RunFor(ctx, cfg.Clients, cfg.Duration, op)
-		use := meter.Stop()
-		peak := rss.Stop()
+		rss := sampleRSS(svc.pid(), 100*time.Millisecond)
+		meter := startMeter(svc.pid(), pg.PID())
+		res := runFor(ctx, cfg.Clients, cfg.Duration, op)
+		use := meter.stop()
+		peak := rss.finish()
 		if pgss != nil {
 			top, err := topStatements(ctx, pgss, cfg.StatsTop)
 			if err != nil {
@@ -301,19 +301,19 @@ func runServicePhases(ctx context.Context, cfg ServiceBenchConfig, pg *pgtest.Cl
 			fmt.Fprintf(&statsOut, "pg_stat_statements, %s phase (top %d by total time):\n%s\n", name, cfg.StatsTop, top)
 		}
 		return phaseRow{name: name, clients: cfg.Clients, elapsed: res.Elapsed, ok: res.OK, errs: res.Failed,
-			rate: res.Rate(), lat: Summarize(res.Latency), use: use, rss: peak, errText: res.ErrorSummary()}, nil
+			rate: res.rate(), lat: summarize(res.Latency), use: use, rss: peak, errText: res.errorSummary()}, nil
 	}
 
 	// Create, with the lag sampler polling the checkpoints alongside.
-	fromGP, _, err := LastEvent(ctx, ctl)
+	fromGP, _, err := lastEvent(ctx, ctl)
 	if err != nil {
 		return nil, lag, 0, "", err
 	}
 	createOp := s.createOp(client, cfg.Clients)
 	if cfg.Warmup > 0 {
 		// The warm-up's events are not measured: sample from after them.
-		RunFor(ctx, cfg.Clients, cfg.Warmup, createOp)
-		if fromGP, _, err = LastEvent(ctx, ctl); err != nil {
+		runFor(ctx, cfg.Clients, cfg.Warmup, createOp)
+		if fromGP, _, err = lastEvent(ctx, ctl); err != nil {
 			return nil, lag, 0, "", err
 		}
 	}
@@ -323,12 +323,12 @@ func runServicePhases(ctx context.Context, cfg ServiceBenchConfig, pg *pgtest.Cl
 	}
 	defer sampConn.Close(context.Background())
 	sampCtx, stopSampling := context.WithCancel(ctx)
-	var samples []CheckpointSample
+	var samples []checkpointSample
 	var sampErr error
 	sampled := make(chan struct{})
 	go func() {
 		defer close(sampled)
-		samples, sampErr = SampleCheckpoints(sampCtx, sampConn, cfg.ReadModels, cfg.LagPoll)
+		samples, sampErr = sampleCheckpoints(sampCtx, sampConn, cfg.ReadModels, cfg.LagPoll)
 	}()
 	createRow, err := phase("create (invoice, 5 lines)", createOp, false) // warmed up above
 	if err != nil {
@@ -336,7 +336,7 @@ func runServicePhases(ctx context.Context, cfg ServiceBenchConfig, pg *pgtest.Cl
 		return nil, lag, 0, "", err
 	}
 	// Keep sampling until the read models have every event of the phase.
-	_, last, err := LastEvent(ctx, ctl)
+	_, last, err := lastEvent(ctx, ctl)
 	if err == nil {
 		err = waitCheckpoints(ctx, ctl, cfg.ReadModels, last, 30*time.Second)
 	}
@@ -349,12 +349,12 @@ func runServicePhases(ctx context.Context, cfg ServiceBenchConfig, pg *pgtest.Cl
 	if sampErr != nil {
 		return nil, lag, 0, "", fmt.Errorf("checkpoint sampler: %w", sampErr)
 	}
-	appended, err := AppendedSince(ctx, ctl, "InvoiceDrafted", fromGP)
+	appended, err := appendedSince(ctx, ctl, "InvoiceDrafted", fromGP)
 	if err != nil {
 		return nil, lag, 0, "", err
 	}
-	lags, unseen := ProjectionLags(samples, appended)
-	lag = lagSummary{Summary: Summarize(lags), unseen: unseen}
+	lags, unseen := projectionLags(samples, appended)
+	lag = lagSummary{summary: summarize(lags), unseen: unseen}
 	if n := len(samples); n > 1 {
 		lag.interval = samples[n-1].At.Sub(samples[0].At) / time.Duration(n-1)
 	}
@@ -367,7 +367,7 @@ func runServicePhases(ctx context.Context, cfg ServiceBenchConfig, pg *pgtest.Cl
 	if err != nil {
 		return nil, lag, 0, "", err
 	}
-	mem, err := ReadMemory(svc.PID())
+	mem, err := readMemory(svc.pid())
 	if err != nil {
 		return nil, lag, 0, "", err
 	}
@@ -381,7 +381,7 @@ func runServicePhases(ctx context.Context, cfg ServiceBenchConfig, pg *pgtest.Cl
 }
 
 // waitCheckpoints polls until every named checkpoint has reached pos.
-func waitCheckpoints(ctx context.Context, conn *pgx.Conn, names []string, pos Pos, limit time.Duration) error {
+func waitCheckpoints(ctx context.Context, conn *pgx.Conn, names []string, pos txPos, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
 		s, err := sampleOnce(ctx, conn, names)
@@ -398,7 +398,7 @@ func waitCheckpoints(ctx context.Context, conn *pgx.Conn, names []string, pos Po
 	}
 }
 
-func seed(ctx context.Context, c *Client, companies, customers, clients int) (*seeded, error) {
+func seed(ctx context.Context, c *client, companies, customers, clients int) (*seeded, error) {
 	s := &seeded{companies: make([]string, companies), customers: make([][]string, companies)}
 	run := randomHex(4)
 	var firstErr error
@@ -406,13 +406,13 @@ func seed(ctx context.Context, c *Client, companies, customers, clients int) (*s
 	fail := func(err error) {
 		errOnce.Do(func() { firstErr = err })
 	}
-	// RunCount hands out requests, not indexes: each takes the next one.
+	// runCount hands out requests, not indexes: each takes the next one.
 	var next atomic.Int64
-	res := RunCount(ctx, min(clients, companies), companies, func(ctx context.Context, w, seq int) error {
+	res := runCount(ctx, min(clients, companies), companies, func(ctx context.Context, w, seq int) error {
 		i := int(next.Add(1) - 1)
-		b, err := c.Do(ctx, http.MethodPost, "/v1/companies", CompanyBody(i), fmt.Sprintf("bench-%s-company-%d", run, i), http.StatusCreated)
+		b, err := c.send(ctx, http.MethodPost, "/v1/companies", companyBody(i), fmt.Sprintf("bench-%s-company-%d", run, i), http.StatusCreated)
 		if err == nil {
-			s.companies[i], err = ID(b)
+			s.companies[i], err = id(b)
 		}
 		if err != nil {
 			fail(err)
@@ -426,13 +426,13 @@ func seed(ctx context.Context, c *Client, companies, customers, clients int) (*s
 	for ci := range s.customers {
 		s.customers[ci] = make([]string, customers)
 	}
-	res = RunCount(ctx, clients, companies*customers, func(ctx context.Context, w, seq int) error {
+	res = runCount(ctx, clients, companies*customers, func(ctx context.Context, w, seq int) error {
 		k := int(next.Add(1) - 1)
 		ci, j := k/customers, k%customers
 		path := "/v1/companies/" + s.companies[ci] + "/customers"
-		b, err := c.Do(ctx, http.MethodPost, path, CustomerBody(k), fmt.Sprintf("bench-%s-customer-%d", run, k), http.StatusCreated)
+		b, err := c.send(ctx, http.MethodPost, path, customerBody(k), fmt.Sprintf("bench-%s-customer-%d", run, k), http.StatusCreated)
 		if err == nil {
-			s.customers[ci][j], err = ID(b)
+			s.customers[ci][j], err = id(b)
 		}
 		if err != nil {
 			fail(err)
@@ -447,7 +447,7 @@ func seed(ctx context.Context, c *Client, companies, customers, clients int) (*s
 
 // createOp drafts an invoice for a random customer of a random company;
 // 1% carry an external_reference. Keys are unique per run.
-func (s *seeded) createOp(c *Client, clients int) Op {
+func (s *seeded) createOp(c *client, clients int) op {
 	run := randomHex(4)
 	rngs := workerRands(clients, 1)
 	var n atomic.Int64
@@ -461,13 +461,13 @@ func (s *seeded) createOp(c *Client, clients int) Op {
 		if k%100 == 0 {
 			ref = fmt.Sprintf("bench-%s-ref-%d", run, k)
 		}
-		body := InvoiceBody(cust, base.AddDate(0, 0, int(k%365)), uint64(k), ref)
-		b, err := c.Do(ctx, http.MethodPost, "/v1/companies/"+s.companies[ci]+"/invoices", body,
+		body := invoiceBody(cust, base.AddDate(0, 0, int(k%365)), uint64(k), ref)
+		b, err := c.send(ctx, http.MethodPost, "/v1/companies/"+s.companies[ci]+"/invoices", body,
 			fmt.Sprintf("bench-%s-invoice-%d", run, k), http.StatusCreated)
 		if err != nil {
 			return err
 		}
-		id, err := ID(b)
+		id, err := id(b)
 		if err != nil {
 			return err
 		}
@@ -482,18 +482,18 @@ func (s *seeded) createOp(c *Client, clients int) Op {
 }
 
 // getOp reads a random invoice created before.
-func (s *seeded) getOp(c *Client, clients int) Op {
+func (s *seeded) getOp(c *client, clients int) op {
 	rngs := workerRands(clients, 2)
 	return func(ctx context.Context, w, seq int) error {
 		inv := s.invoices[rngs[w].IntN(len(s.invoices))]
-		return c.Expect(ctx, http.MethodGet, "/v1/companies/"+inv.company+"/invoices/"+inv.invoice, http.StatusOK)
+		return c.expect(ctx, http.MethodGet, "/v1/companies/"+inv.company+"/invoices/"+inv.invoice, http.StatusOK)
 	}
 }
 
 // listOp reads first pages of 100 of a random company's invoices: 2 in 5
 // without a filter, then one each by customer_id, status=draft and
 // external_reference.
-func (s *seeded) listOp(c *Client, clients int) Op {
+func (s *seeded) listOp(c *client, clients int) op {
 	rngs := workerRands(clients, 3)
 	return func(ctx context.Context, w, seq int) error {
 		rng := rngs[w]
@@ -512,7 +512,7 @@ func (s *seeded) listOp(c *Client, clients int) Op {
 				q.Set("external_reference", r.invoice)
 			}
 		}
-		return c.Expect(ctx, http.MethodGet, "/v1/companies/"+company+"/invoices?"+q.Encode(), http.StatusOK)
+		return c.expect(ctx, http.MethodGet, "/v1/companies/"+company+"/invoices?"+q.Encode(), http.StatusOK)
 	}
 }
 
@@ -539,7 +539,7 @@ func topStatements(ctx context.Context, conn *pgx.Conn, n int) (string, error) {
 		return "", err
 	}
 	defer rows.Close()
-	t := &Table{Header: []string{"statement", "calls", "total ms", "mean ms"}}
+	t := &table{Header: []string{"statement", "calls", "total ms", "mean ms"}}
 	for rows.Next() {
 		var (
 			calls       int64
@@ -552,7 +552,7 @@ func topStatements(ctx context.Context, conn *pgx.Conn, n int) (string, error) {
 		if len(q) > 90 {
 			q = q[:90] + "…"
 		}
-		t.Add(q, fmt.Sprint(calls), fmtF(total, 0), fmtF(mean, 3))
+		t.add(q, fmt.Sprint(calls), fmtF(total, 0), fmtF(mean, 3))
 	}
 	return t.String(), rows.Err()
 }

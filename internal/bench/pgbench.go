@@ -15,23 +15,23 @@ import (
 	"time"
 )
 
-// PgbenchResult is one pgbench run.
-type PgbenchResult struct {
+// pgbenchResult is one pgbench run.
+type pgbenchResult struct {
 	TPS     float64         // as pgbench reports it, without initial connection time
 	Latency []time.Duration // per transaction, from --log
 	Output  string          // pgbench's stdout and stderr
 }
 
-// Pgbench runs pgbench from binDir against db on 127.0.0.1:port as user
+// pgbench runs pgbench from binDir against db on 127.0.0.1:port as user
 // postgres. args are the workload's own (-c, -T, -f or -S ...); the
 // per-transaction log goes to logDir, from which the latencies are read.
-func Pgbench(ctx context.Context, binDir string, port int, db, logDir, name string, args ...string) (PgbenchResult, error) {
+func pgbench(ctx context.Context, binDir string, port int, db, logDir, name string, args ...string) (pgbenchResult, error) {
 	prefix := filepath.Join(logDir, "pgbench-log-"+name)
 	full := append([]string{"-h", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "postgres",
 		"--log", "--log-prefix=" + prefix}, args...)
 	full = append(full, db)
 	out, err := runTool(ctx, filepath.Join(binDir, "pgbench"), full...)
-	res := PgbenchResult{Output: out}
+	res := pgbenchResult{Output: out}
 	if err != nil {
 		return res, fmt.Errorf("pgbench %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
@@ -54,8 +54,8 @@ func Pgbench(ctx context.Context, binDir string, port int, db, logDir, name stri
 	return res, nil
 }
 
-// PgbenchInit runs `pgbench -i -s scale -q` on db.
-func PgbenchInit(ctx context.Context, binDir string, port int, db string, scale int) error {
+// pgbenchInit runs `pgbench -i -s scale -q` on db.
+func pgbenchInit(ctx context.Context, binDir string, port int, db string, scale int) error {
 	out, err := runTool(ctx, filepath.Join(binDir, "pgbench"), "-h", "127.0.0.1", "-p", strconv.Itoa(port),
 		"-U", "postgres", "-i", "-q", "-s", strconv.Itoa(scale), db)
 	if err != nil {

@@ -11,38 +11,38 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Pos is an event's place in the PostgreSQL store's global order:
+// txPos is an event's place in the PostgreSQL store's global order:
 // (transaction id, global_position), the "hi/lo" of checkpoints.
-type Pos struct{ Hi, Lo uint64 }
+type txPos struct{ Hi, Lo uint64 }
 
-// ParsePos parses "hi/lo" as projection_checkpoints stores it.
-func ParsePos(s string) (Pos, error) {
+// parseTxPos parses "hi/lo" as projection_checkpoints stores it.
+func parseTxPos(s string) (txPos, error) {
 	h, l, ok := strings.Cut(s, "/")
 	if !ok {
-		return Pos{}, fmt.Errorf("position %q: want HI/LO", s)
+		return txPos{}, fmt.Errorf("position %q: want HI/LO", s)
 	}
 	hi, err1 := strconv.ParseUint(h, 10, 64)
 	lo, err2 := strconv.ParseUint(l, 10, 64)
 	if err1 != nil || err2 != nil {
-		return Pos{}, fmt.Errorf("position %q: want HI/LO", s)
+		return txPos{}, fmt.Errorf("position %q: want HI/LO", s)
 	}
-	return Pos{hi, lo}, nil
+	return txPos{hi, lo}, nil
 }
 
 // Less orders positions as the projectors apply them.
-func (p Pos) Less(q Pos) bool { return p.Hi < q.Hi || (p.Hi == q.Hi && p.Lo < q.Lo) }
+func (p txPos) Less(q txPos) bool { return p.Hi < q.Hi || (p.Hi == q.Hi && p.Lo < q.Lo) }
 
-// CheckpointSample is what one poll of projection_checkpoints saw: the
+// checkpointSample is what one poll of projection_checkpoints saw: the
 // lowest checkpoint of the read models, and when (the database's clock).
-type CheckpointSample struct {
+type checkpointSample struct {
 	At  time.Time
-	Min Pos
+	Min txPos
 }
 
-// Appended is an event of the measured phase: where it is and when its
+// appended is an event of the measured phase: where it is and when its
 // INSERT started (events.recorded_at, the database's clock).
-type Appended struct {
-	Pos        Pos
+type appended struct {
+	Pos        txPos
 	RecordedAt time.Time
 }
 
@@ -52,10 +52,10 @@ type Appended struct {
 // (and was not visible at the previous poll's At).
 const checkpointSQL = `SELECT statement_timestamp(), position FROM projection_checkpoints WHERE name = ANY($1)`
 
-// SampleCheckpoints polls the checkpoints of names every period on conn
+// sampleCheckpoints polls the checkpoints of names every period on conn
 // until ctx ends, and returns the samples in order.
-func SampleCheckpoints(ctx context.Context, conn *pgx.Conn, names []string, period time.Duration) ([]CheckpointSample, error) {
-	var out []CheckpointSample
+func sampleCheckpoints(ctx context.Context, conn *pgx.Conn, names []string, period time.Duration) ([]checkpointSample, error) {
+	var out []checkpointSample
 	for {
 		next := time.Now().Add(period)
 		s, err := sampleOnce(ctx, conn, names)
@@ -74,20 +74,20 @@ func SampleCheckpoints(ctx context.Context, conn *pgx.Conn, names []string, peri
 	}
 }
 
-func sampleOnce(ctx context.Context, conn *pgx.Conn, names []string) (CheckpointSample, error) {
+func sampleOnce(ctx context.Context, conn *pgx.Conn, names []string) (checkpointSample, error) {
 	rows, err := conn.Query(ctx, checkpointSQL, names)
 	if err != nil {
-		return CheckpointSample{}, err
+		return checkpointSample{}, err
 	}
 	defer rows.Close()
-	var s CheckpointSample
+	var s checkpointSample
 	seen := 0
 	for rows.Next() {
 		var text string
 		if err := rows.Scan(&s.At, &text); err != nil {
 			return s, err
 		}
-		p, err := ParsePos(text)
+		p, err := parseTxPos(text)
 		if err != nil {
 			return s, err
 		}
@@ -100,16 +100,16 @@ func sampleOnce(ctx context.Context, conn *pgx.Conn, names []string) (Checkpoint
 		return s, err
 	}
 	if seen < len(names) {
-		s.Min = Pos{} // a projection without a checkpoint has seen nothing
+		s.Min = txPos{} // a projection without a checkpoint has seen nothing
 	}
 	return s, nil
 }
 
-// ProjectionLags computes, for each appended event, the time from its
+// projectionLags computes, for each appended event, the time from its
 // INSERT to the first sample at which every sampled checkpoint had
 // passed it. Samples must be in poll order (checkpoints only advance).
 // Events no sample saw are counted in unseen.
-func ProjectionLags(samples []CheckpointSample, evs []Appended) (lags []time.Duration, unseen int) {
+func projectionLags(samples []checkpointSample, evs []appended) (lags []time.Duration, unseen int) {
 	for _, e := range evs {
 		i := sort.Search(len(samples), func(i int) bool { return !samples[i].Min.Less(e.Pos) })
 		if i == len(samples) {
@@ -121,8 +121,8 @@ func ProjectionLags(samples []CheckpointSample, evs []Appended) (lags []time.Dur
 	return lags, unseen
 }
 
-// AppendedSince reads the events of type after global position from.
-func AppendedSince(ctx context.Context, conn *pgx.Conn, eventType string, from int64) ([]Appended, error) {
+// appendedSince reads the events of type after global position from.
+func appendedSince(ctx context.Context, conn *pgx.Conn, eventType string, from int64) ([]appended, error) {
 	rows, err := conn.Query(ctx, `
 		SELECT tx_id::text, global_position, recorded_at FROM events
 		WHERE global_position > $1 AND event_type = $2 ORDER BY global_position`, from, eventType)
@@ -130,7 +130,7 @@ func AppendedSince(ctx context.Context, conn *pgx.Conn, eventType string, from i
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Appended
+	var out []appended
 	for rows.Next() {
 		var (
 			tx string
@@ -144,28 +144,28 @@ func AppendedSince(ctx context.Context, conn *pgx.Conn, eventType string, from i
 		if err != nil {
 			return nil, fmt.Errorf("tx_id %q: %w", tx, err)
 		}
-		out = append(out, Appended{Pos: Pos{hi, uint64(gp)}, RecordedAt: at})
+		out = append(out, appended{Pos: txPos{hi, uint64(gp)}, RecordedAt: at})
 	}
 	return out, rows.Err()
 }
 
-// LastEvent returns the highest global_position and the last event in the
+// lastEvent returns the highest global_position and the last event in the
 // projectors' order (zero values when there are none).
-func LastEvent(ctx context.Context, conn *pgx.Conn) (gp int64, pos Pos, err error) {
+func lastEvent(ctx context.Context, conn *pgx.Conn) (gp int64, pos txPos, err error) {
 	var maxGP *int64
 	if err := conn.QueryRow(ctx, `SELECT max(global_position) FROM events`).Scan(&maxGP); err != nil || maxGP == nil {
-		return 0, Pos{}, err
+		return 0, txPos{}, err
 	}
 	var tx string
 	var lo int64
 	err = conn.QueryRow(ctx, `SELECT tx_id::text, global_position FROM events
 		ORDER BY tx_id DESC, global_position DESC LIMIT 1`).Scan(&tx, &lo)
 	if err != nil {
-		return 0, Pos{}, err
+		return 0, txPos{}, err
 	}
 	hi, err := strconv.ParseUint(tx, 10, 64)
 	if err != nil {
-		return 0, Pos{}, err
+		return 0, txPos{}, err
 	}
-	return *maxGP, Pos{hi, uint64(lo)}, nil
+	return *maxGP, txPos{hi, uint64(lo)}, nil
 }

@@ -6,18 +6,18 @@ import (
 	"unicode/utf8"
 )
 
-// Table is a plain-text table: the first column left-aligned, the others
+// table is a plain-text table: the first column left-aligned, the others
 // right-aligned, columns two spaces apart, a rule under the header.
-type Table struct {
+type table struct {
 	Header []string
 	Rows   [][]string
 }
 
-// Add appends a row; missing cells render empty.
-func (t *Table) Add(cells ...string) { t.Rows = append(t.Rows, cells) }
+// add appends a row; missing cells render empty.
+func (t *table) add(cells ...string) { t.Rows = append(t.Rows, cells) }
 
 // String renders the table, one line per row, each ending in a newline.
-func (t *Table) String() string {
+func (t *table) String() string {
 	cols := len(t.Header)
 	for _, r := range t.Rows {
 		cols = max(cols, len(r))

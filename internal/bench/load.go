@@ -11,14 +11,14 @@ import (
 	"time"
 )
 
-// Op is one request of a closed-loop client: worker is the client's number,
+// op is one request of a closed-loop client: worker is the client's number,
 // seq the number of its request. It returns an error for anything but the
 // expected answer; an error's text (a status code, say) is counted, not
 // printed per request.
-type Op func(ctx context.Context, worker, seq int) error
+type op func(ctx context.Context, worker, seq int) error
 
-// LoadResult is what a closed loop measured.
-type LoadResult struct {
+// loadResult is what a closed loop measured.
+type loadResult struct {
 	OK      int             // requests that succeeded
 	Failed  int             // requests that returned an error
 	Elapsed time.Duration   // wall time from the first start to the last end
@@ -26,16 +26,16 @@ type LoadResult struct {
 	Errors  map[string]int  // error text → count
 }
 
-// Rate is successful requests per second.
-func (r LoadResult) Rate() float64 {
+// rate is successful requests per second.
+func (r loadResult) rate() float64 {
 	if r.Elapsed <= 0 {
 		return 0
 	}
 	return float64(r.OK) / r.Elapsed.Seconds()
 }
 
-// ErrorSummary lists the most frequent errors, for the report.
-func (r LoadResult) ErrorSummary() string {
+// errorSummary lists the most frequent errors, for the report.
+func (r loadResult) errorSummary() string {
 	if len(r.Errors) == 0 {
 		return ""
 	}
@@ -52,23 +52,23 @@ func (r LoadResult) ErrorSummary() string {
 	return strings.Join(parts, "; ")
 }
 
-// RunFor runs clients closed-loop clients, each sending its next request as
+// runFor runs clients closed-loop clients, each sending its next request as
 // soon as the last one answered, for d. Requests in flight at the end are
 // waited for and counted; Elapsed covers them.
-func RunFor(ctx context.Context, clients int, d time.Duration, op Op) LoadResult {
+func runFor(ctx context.Context, clients int, d time.Duration, op op) loadResult {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	return run(ctx, clients, func(int) bool { return ctx.Err() == nil }, op)
 }
 
-// RunCount runs clients closed-loop clients until total requests have been
+// runCount runs clients closed-loop clients until total requests have been
 // sent (or ctx ends).
-func RunCount(ctx context.Context, clients, total int, op Op) LoadResult {
+func runCount(ctx context.Context, clients, total int, op op) loadResult {
 	var sent atomic.Int64
 	return run(ctx, clients, func(int) bool { return ctx.Err() == nil && sent.Add(1) <= int64(total) }, op)
 }
 
-func run(ctx context.Context, clients int, more func(worker int) bool, op Op) LoadResult {
+func run(ctx context.Context, clients int, more func(worker int) bool, op op) loadResult {
 	type partial struct {
 		lat    []time.Duration
 		failed int
@@ -99,7 +99,7 @@ func run(ctx context.Context, clients int, more func(worker int) bool, op Op) Lo
 		}()
 	}
 	wg.Wait()
-	res := LoadResult{Elapsed: time.Since(start), Errors: map[string]int{}}
+	res := loadResult{Elapsed: time.Since(start), Errors: map[string]int{}}
 	for _, p := range parts {
 		res.Latency = append(res.Latency, p.lat...)
 		res.Failed += p.failed

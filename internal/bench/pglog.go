@@ -20,27 +20,27 @@ var (
 	logDuration = regexp.MustCompile(`(?s)^duration: ([0-9.]+) ms  (statement|execute|parse|bind)[^:]*: ?(.*)$`)
 )
 
-// StatementStats is what the server log says one database ran.
-type StatementStats struct {
+// statementStats is what the server log says one database ran.
+type statementStats struct {
 	Statements int           // executions (execute and simple-query statement entries)
 	Time       time.Duration // server time over every logged step (parse, bind, execute)
-	ByText     []TextStats   // per statement text, most executed first
+	ByText     []textStats   // per statement text, most executed first
 }
 
-// TextStats is one statement text's share.
-type TextStats struct {
+// textStats is one statement text's share.
+type textStats struct {
 	Text  string
 	Count int
 	Time  time.Duration
 }
 
-// CountStatements reads a PostgreSQL log written with idleLogPrefix and
+// countStatements reads a PostgreSQL log written with idleLogPrefix and
 // log_min_duration_statement = 0, and counts the statements database db ran
 // for applications other than those whose name starts with skipApp (the
 // harness's own connections).
-func CountStatements(r io.Reader, db, skipApp string) (StatementStats, error) {
-	var st StatementStats
-	byText := map[string]*TextStats{}
+func countStatements(r io.Reader, db, skipApp string) (statementStats, error) {
+	var st statementStats
+	byText := map[string]*textStats{}
 	type entry struct {
 		app, db, level, msg string
 	}
@@ -62,7 +62,7 @@ func CountStatements(r io.Reader, db, skipApp string) (StatementStats, error) {
 		text := normalizeSQL(m[3])
 		ts := byText[text]
 		if ts == nil {
-			ts = &TextStats{Text: text}
+			ts = &textStats{Text: text}
 			byText[text] = ts
 		}
 		ts.Time += d
@@ -93,7 +93,7 @@ func CountStatements(r io.Reader, db, skipApp string) (StatementStats, error) {
 			st.ByText = append(st.ByText, *ts)
 		}
 	}
-	slices.SortFunc(st.ByText, func(a, b TextStats) int {
+	slices.SortFunc(st.ByText, func(a, b textStats) int {
 		if a.Count != b.Count {
 			return b.Count - a.Count
 		}

@@ -12,11 +12,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/invoicing/invoicing/internal/pgtest"
+	"github.com/invoicing/invoicing/internal/pgcluster"
 )
 
-// Machine describes where and under which load a run happened.
-func Machine() string {
+// machine describes where and under which load a run happened.
+func machine() string {
 	mem := "?"
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {
@@ -28,11 +28,11 @@ func Machine() string {
 		}
 	}
 	return fmt.Sprintf("%d CPUs (runtime.NumCPU), %s memory, %s/%s, %s; load average %s",
-		runtime.NumCPU(), mem, runtime.GOOS, runtime.GOARCH, runtime.Version(), LoadAvg())
+		runtime.NumCPU(), mem, runtime.GOOS, runtime.GOARCH, runtime.Version(), loadAvg())
 }
 
-// LoadAvg returns the 1, 5 and 15 minute load averages.
-func LoadAvg() string {
+// loadAvg returns the 1, 5 and 15 minute load averages.
+func loadAvg() string {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return "?"
@@ -46,15 +46,15 @@ func LoadAvg() string {
 
 // startPostgres starts the benchmark's server with default durability plus
 // extra settings, and says so.
-func startPostgres(out io.Writer, extra []string) (*pgtest.Cluster, error) {
+func startPostgres(out io.Writer, extra []string) (*pgcluster.Cluster, error) {
 	settings := append([]string{
 		// Explicit although they are the defaults: the point of this
 		// cluster, unlike the test one, is durable commits.
 		"fsync=on", "synchronous_commit=on", "full_page_writes=on",
 	}, extra...)
-	c, err := pgtest.StartCluster(settings)
+	c, err := pgcluster.Start(settings)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("pgcluster: %w", err)
 	}
 	fmt.Fprintf(out, "postgres: pid %d, 127.0.0.1:%d, data %s, settings %s (others: PostgreSQL's defaults)\n",
 		c.PID(), c.Port(), c.Dir(), strings.Join(settings, " "))
@@ -104,22 +104,22 @@ func connect(ctx context.Context, url, app string) (*pgx.Conn, error) {
 	return pgx.ConnectConfig(ctx, cfg)
 }
 
-// RSSSampler records the highest VmRSS of a process while it runs.
-type RSSSampler struct {
+// rssSampler records the highest VmRSS of a process while it runs.
+type rssSampler struct {
 	peak int64
 	stop chan struct{}
 	done chan struct{}
 }
 
-// SampleRSS polls pid's VmRSS every period until Stop.
-func SampleRSS(pid int, period time.Duration) *RSSSampler {
-	s := &RSSSampler{stop: make(chan struct{}), done: make(chan struct{})}
+// sampleRSS polls pid's VmRSS every period until finish.
+func sampleRSS(pid int, period time.Duration) *rssSampler {
+	s := &rssSampler{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(period)
 		defer t.Stop()
 		for {
-			if m, err := ReadMemory(pid); err == nil {
+			if m, err := readMemory(pid); err == nil {
 				s.peak = max(s.peak, m.RSS)
 			}
 			select {
@@ -132,8 +132,8 @@ func SampleRSS(pid int, period time.Duration) *RSSSampler {
 	return s
 }
 
-// Stop ends the sampling and returns the peak in bytes.
-func (s *RSSSampler) Stop() int64 {
+// finish ends the sampling and returns the peak in bytes.
+func (s *rssSampler) finish() int64 {
 	close(s.stop)
 	<-s.done
 	return s.peak

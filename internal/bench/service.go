@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/invoicing/invoicing/internal/pgcluster"
 )
 
 // workDir makes a run's work directory and the service binary in it (or
@@ -34,16 +35,16 @@ func workDir(ctx context.Context, out io.Writer, prefix, repo, bin string, keep 
 		return work, bin, cleanup, nil
 	}
 	service = filepath.Join(work, "invoicing")
-	fmt.Fprintf(out, "building ./cmd/invoicing from %s ...\n", SourceVersion(ctx, repo))
-	if err := BuildService(ctx, repo, service); err != nil {
+	fmt.Fprintf(out, "building ./cmd/invoicing from %s ...\n", sourceVersion(ctx, repo))
+	if err := buildService(ctx, repo, service); err != nil {
 		cleanup()
 		return "", "", nil, err
 	}
 	return work, service, cleanup, nil
 }
 
-// BuildService compiles the service from the module at repo into out.
-func BuildService(ctx context.Context, repo, out string) error {
+// buildService compiles the service from the module at repo into out.
+func buildService(ctx context.Context, repo, out string) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/invoicing")
 	cmd.Dir = repo
 	var buf bytes.Buffer
@@ -54,9 +55,9 @@ func BuildService(ctx context.Context, repo, out string) error {
 	return nil
 }
 
-// SourceVersion says which source a build came from: the commit, and
+// sourceVersion says which source a build came from: the commit, and
 // whether the working tree had uncommitted changes to tracked files.
-func SourceVersion(ctx context.Context, repo string) string {
+func sourceVersion(ctx context.Context, repo string) string {
 	head, err := exec.CommandContext(ctx, "git", "-C", repo, "rev-parse", "--short=12", "HEAD").Output()
 	if err != nil {
 		return "unknown (not a git checkout?)"
@@ -68,8 +69,8 @@ func SourceVersion(ctx context.Context, repo string) string {
 	return v
 }
 
-// Service is a running `invoicing serve` subprocess.
-type Service struct {
+// service is a running `invoicing serve` subprocess.
+type service struct {
 	Bin     string
 	Base    string // http://127.0.0.1:PORT
 	LogPath string // its stderr (JSON logs)
@@ -78,8 +79,8 @@ type Service struct {
 	exited  chan struct{}
 }
 
-// ServiceConfig is how a service is started.
-type ServiceConfig struct {
+// serviceConfig is how a service is started.
+type serviceConfig struct {
 	Bin         string
 	DatabaseURL string
 	Secret      string // AUTH_HS256_SECRET
@@ -91,7 +92,7 @@ type ServiceConfig struct {
 // serviceEnv is the environment `serve` gets: the settings the README's
 // table names and nothing else of the harness's environment but PATH and
 // HOME, so a stray EVENTSTORE_URL cannot select another store.
-func serviceEnv(cfg ServiceConfig, addr string) []string {
+func serviceEnv(cfg serviceConfig, addr string) []string {
 	return append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"DATABASE_URL=" + cfg.DatabaseURL,
@@ -101,11 +102,11 @@ func serviceEnv(cfg ServiceConfig, addr string) []string {
 	}, cfg.Env...)
 }
 
-// StartService starts `serve` on a free 127.0.0.1 port and returns once
+// startService starts `serve` on a free 127.0.0.1 port and returns once
 // /healthz answers 200 (serve migrates before it listens). The child is
 // killed by the kernel if the harness dies.
-func StartService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
-	port, err := freePort()
+func startService(ctx context.Context, cfg serviceConfig) (*service, error) {
+	port, err := pgcluster.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +120,7 @@ func StartService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 	cmd.Env = serviceEnv(cfg, addr)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	s := &Service{Bin: cfg.Bin, Base: "http://" + addr, LogPath: cfg.LogPath, cmd: cmd, exited: make(chan struct{})}
+	s := &service{Bin: cfg.Bin, Base: "http://" + addr, LogPath: cfg.LogPath, cmd: cmd, exited: make(chan struct{})}
 	if err := startLocked(cmd); err != nil {
 		return nil, fmt.Errorf("start serve: %w", err)
 	}
@@ -143,23 +144,23 @@ func StartService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 		case <-s.exited:
 			return nil, fmt.Errorf("serve exited during start-up (%v); log %s:\n%s", cmd.ProcessState, s.LogPath, tail(s.LogPath))
 		case <-ctx.Done():
-			s.Stop()
+			s.stop()
 			return nil, ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			s.Stop()
+			s.stop()
 			return nil, fmt.Errorf("serve did not answer /healthz within 2 minutes; log %s:\n%s", s.LogPath, tail(s.LogPath))
 		}
 	}
 }
 
-// PID is the service's process id.
-func (s *Service) PID() int { return s.cmd.Process.Pid }
+// pid is the service's process id.
+func (s *service) pid() int { return s.cmd.Process.Pid }
 
-// Stop sends SIGTERM (drain, stop the projectors, exit 0) and kills the
+// stop sends SIGTERM (drain, stop the projectors, exit 0) and kills the
 // process if it has not exited 40 s later.
-func (s *Service) Stop() error {
+func (s *service) stop() error {
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.exited:
@@ -174,8 +175,8 @@ func (s *Service) Stop() error {
 	return nil
 }
 
-// DevToken runs `invoicing dev-token` for org with secret.
-func DevToken(ctx context.Context, bin, secret, org string) (string, error) {
+// devToken runs `invoicing dev-token` for org with secret.
+func devToken(ctx context.Context, bin, secret, org string) (string, error) {
 	cmd := exec.CommandContext(ctx, bin, "dev-token", "--org", org, "--ttl", "12h")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "AUTH_HS256_SECRET=" + secret}
 	out, err := cmd.Output()
@@ -202,15 +203,6 @@ func startLocked(cmd *exec.Cmd) error {
 	return <-errc
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // tail returns the end of a log file for an error message.
 func tail(path string) string {
 	b, err := os.ReadFile(path)
@@ -223,42 +215,42 @@ func tail(path string) string {
 	return string(b)
 }
 
-// Client calls the service as one account, over raw keep-alive
+// client calls the service as one account, over raw keep-alive
 // connections (rawhttp.go): an idle one is taken for each request, or a new
 // one dialed, and given back after the answer unless the server closes it.
-type Client struct {
+type client struct {
 	addr, auth string
 	idle       chan *rawConn
 }
 
-// NewClient returns a client keeping up to conns connections alive.
-func NewClient(base, token string, conns int) *Client {
-	return &Client{addr: strings.TrimPrefix(base, "http://"), auth: "Bearer " + token, idle: make(chan *rawConn, conns*2)}
+// newClient returns a client keeping up to conns connections alive.
+func newClient(base, token string, conns int) *client {
+	return &client{addr: strings.TrimPrefix(base, "http://"), auth: "Bearer " + token, idle: make(chan *rawConn, conns*2)}
 }
 
-// StatusError is an answer other than the expected status.
-type StatusError struct {
+// statusError is an answer other than the expected status.
+type statusError struct {
 	Status int
 	Code   string // the error body's code, when it has one
 }
 
-func (e *StatusError) Error() string { return fmt.Sprintf("HTTP %d %s", e.Status, e.Code) }
+func (e *statusError) Error() string { return fmt.Sprintf("HTTP %d %s", e.Status, e.Code) }
 
-// Do sends one request and returns a copy of the body when the status is
+// send sends one request and returns a copy of the body when the status is
 // want. The error text is short and free of ids, so that errors can be
 // counted by it.
-func (c *Client) Do(ctx context.Context, method, path string, body []byte, idemKey string, want int) ([]byte, error) {
+func (c *client) send(ctx context.Context, method, path string, body []byte, idemKey string, want int) ([]byte, error) {
 	var out []byte
 	err := c.do(ctx, request{method: method, path: path, body: body, idemKey: idemKey}, want, func(b []byte) { out = bytes.Clone(b) })
 	return out, err
 }
 
-// Expect sends one request whose body is not needed, only its status.
-func (c *Client) Expect(ctx context.Context, method, path string, want int) error {
+// expect sends one request whose body is not needed, only its status.
+func (c *client) expect(ctx context.Context, method, path string, want int) error {
 	return c.do(ctx, request{method: method, path: path}, want, func([]byte) {})
 }
 
-func (c *Client) do(ctx context.Context, req request, want int, keep func(body []byte)) error {
+func (c *client) do(ctx context.Context, req request, want int, keep func(body []byte)) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("transport: %w", err)
 	}
@@ -280,14 +272,14 @@ func (c *Client) do(ctx context.Context, req request, want int, keep func(body [
 		}
 		_ = json.Unmarshal(rc.body, &e)
 		c.release(rc)
-		return &StatusError{Status: status, Code: e.Error.Code}
+		return &statusError{Status: status, Code: e.Error.Code}
 	}
 	keep(rc.body)
 	c.release(rc)
 	return nil
 }
 
-func (c *Client) conn() (*rawConn, error) {
+func (c *client) conn() (*rawConn, error) {
 	select {
 	case rc := <-c.idle:
 		return rc, nil
@@ -296,7 +288,7 @@ func (c *Client) conn() (*rawConn, error) {
 	}
 }
 
-func (c *Client) release(rc *rawConn) {
+func (c *client) release(rc *rawConn) {
 	if rc.close {
 		rc.conn.Close()
 		return
@@ -309,7 +301,7 @@ func (c *Client) release(rc *rawConn) {
 }
 
 // Close closes the idle connections.
-func (c *Client) Close() {
+func (c *client) Close() {
 	for {
 		select {
 		case rc := <-c.idle:
@@ -320,8 +312,8 @@ func (c *Client) Close() {
 	}
 }
 
-// ID reads the "id" of a resource body.
-func ID(body []byte) (string, error) {
+// id reads the "id" of a resource body.
+func id(body []byte) (string, error) {
 	var v struct {
 		ID string `json:"id"`
 	}
@@ -331,9 +323,9 @@ func ID(body []byte) (string, error) {
 	return v.ID, nil
 }
 
-// NextCursor reads pagination.next_cursor of a list body ("" on the last
+// nextCursor reads pagination.next_cursor of a list body ("" on the last
 // page) and how many items it holds.
-func NextCursor(body []byte) (cursor string, items int, err error) {
+func nextCursor(body []byte) (cursor string, items int, err error) {
 	var v struct {
 		Data       []json.RawMessage `json:"data"`
 		Pagination struct {

@@ -1,4 +1,4 @@
-package pgtest
+package pgcluster
 
 import (
 	"errors"
@@ -9,12 +9,14 @@ import (
 	"syscall"
 )
 
-// ownerFile, in each temporary directory, holds the PID of the test process
+// ownerFile, in each temporary directory, holds the PID of the process
 // that owns the cluster.
 const ownerFile = "owner.pid"
 
-// removeStale deletes the temporary directories of clusters whose test
-// process was killed before Main could stop them (a -timeout panic, SIGKILL).
+// removeStale deletes the temporary directories of clusters whose process
+// was killed before it could stop them (a test's -timeout panic, SIGKILL).
+// The prefix pgtest- predates this package; it is kept so that directories
+// left by older binaries are found too.
 // The kernel has already killed their postmasters (see sysProcAttr).
 func removeStale() {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "pgtest-*")) // constant, valid pattern
@@ -26,7 +28,7 @@ func removeStale() {
 	}
 }
 
-// stale reports whether dir was left by a dead test process and holds no
+// stale reports whether dir was left by a dead process and holds no
 // running postmaster. A directory without an owner file is left alone: it is
 // being created, or it is not ours.
 func stale(dir string) bool {

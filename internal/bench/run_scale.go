@@ -14,11 +14,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/invoicing/invoicing/internal/pgtest"
+	"github.com/invoicing/invoicing/internal/pgcluster"
 )
 
-// ScaleConfig is `make bench-scale`: reads and idle cost at N invoices.
-type ScaleConfig struct {
+// scaleConfig is `make bench-scale`: reads and idle cost at N invoices.
+type scaleConfig struct {
 	Repo           string
 	Invoices       int
 	Companies      int
@@ -40,25 +40,25 @@ type ScaleConfig struct {
 	Out            io.Writer
 }
 
-// IdleReport is what an idle service cost over a window.
-type IdleReport struct {
+// idleReport is what an idle service cost over a window.
+type idleReport struct {
 	Wall        time.Duration
 	ServiceCPU  time.Duration
 	PostgresCPU time.Duration
 	OtherCPU    time.Duration // the rest of the machine (other people's work)
-	Statements  StatementStats
+	Statements  statementStats
 	XactCommits int64 // pg_stat_database delta; approximate (stats are flushed lazily)
 	Autovacuum  int   // autovacuum workers running at the window's start or end, whichever is more
 }
 
-// RunScaleBench runs the whole of `make bench-scale` and prints its report.
-func RunScaleBench(ctx context.Context, cfg ScaleConfig) (err error) {
+// runScaleBench runs the whole of `make bench-scale` and prints its report.
+func runScaleBench(ctx context.Context, cfg scaleConfig) (err error) {
 	out := cfg.Out
-	ds := NewDataset(cfg.Invoices, cfg.Companies, cfg.Customers, cfg.BigShare)
-	total := ds.Events()
+	ds := newDataset(cfg.Invoices, cfg.Companies, cfg.Customers, cfg.BigShare)
+	total := ds.eventCount()
 	fmt.Fprintf(out, "make bench-scale: %d invoices (%d in the big company), %d companies, %d customers, %d events; started %s\n",
-		cfg.Invoices, ds.BigInvoices(), cfg.Companies, cfg.Customers, total, time.Now().UTC().Format(time.RFC3339))
-	fmt.Fprintf(out, "machine: %s\n", Machine())
+		cfg.Invoices, ds.bigInvoices(), cfg.Companies, cfg.Customers, total, time.Now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(out, "machine: %s\n", machine())
 	work, bin, cleanup, err := workDir(ctx, out, "invoicing-bench-scale-", cfg.Repo, cfg.ServiceBin, cfg.Keep)
 	if err != nil {
 		return err
@@ -79,19 +79,19 @@ func RunScaleBench(ctx context.Context, cfg ScaleConfig) (err error) {
 		return err
 	}
 	secret := randomHex(32)
-	svcCfg := ServiceConfig{Bin: bin, DatabaseURL: withParams(dbURL, cfg.DBParams), Secret: secret, LogLevel: cfg.LogLevel,
+	svcCfg := serviceConfig{Bin: bin, DatabaseURL: withParams(dbURL, cfg.DBParams), Secret: secret, LogLevel: cfg.LogLevel,
 		LogPath: filepath.Join(work, "service.log"), Env: cfg.ServiceEnv}
 
 	// 1. An empty store: serve creates the schema; its idle cost is the
 	// baseline that must not grow with the log.
-	svc, err := StartService(ctx, svcCfg)
+	svc, err := startService(ctx, svcCfg)
 	if err != nil {
 		return err
 	}
 	time.Sleep(2 * time.Second) // let start-up settle
 	fmt.Fprintf(out, "idle, empty store: %s ...\n", cfg.Idle)
-	idleEmpty, err := measureIdle(ctx, pg, dbURL, svc.PID(), cfg.Idle)
-	if stopErr := svc.Stop(); err == nil {
+	idleEmpty, err := measureIdle(ctx, pg, dbURL, svc.pid(), cfg.Idle)
+	if stopErr := svc.stop(); err == nil {
 		err = stopErr
 	}
 	if err != nil {
@@ -118,27 +118,27 @@ func RunScaleBench(ctx context.Context, cfg ScaleConfig) (err error) {
 			return err
 		}
 	}
-	_, last, err := LastEvent(ctx, ctl)
+	_, last, err := lastEvent(ctx, ctl)
 	if err != nil {
 		return err
 	}
 
 	// 3. Catch-up: the service's projectors build the read models.
-	svc, err = StartService(ctx, svcCfg)
+	svc, err = startService(ctx, svcCfg)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if stopErr := svc.Stop(); stopErr != nil && err == nil {
+		if stopErr := svc.stop(); stopErr != nil && err == nil {
 			err = stopErr
 		}
 	}()
-	meter := StartMeter(svc.PID(), pg.PID())
+	meter := startMeter(svc.pid(), pg.PID())
 	catchUp, perModel, err := waitCatchUp(ctx, out, ctl, cfg.ReadModels, last, svc.Started, total)
 	if err != nil {
 		return err
 	}
-	catchUse := meter.Stop()
+	catchUse := meter.stop()
 	fmt.Fprintf(out, "caught up in %s: %.0f events/s\n", catchUp.Round(time.Millisecond), float64(total)/catchUp.Seconds())
 	chained, err := waitChained(ctx, ctl, total, svc.Started)
 	if err != nil {
@@ -159,34 +159,34 @@ func RunScaleBench(ctx context.Context, cfg ScaleConfig) (err error) {
 	// 4. Idle at N.
 	time.Sleep(2 * time.Second)
 	fmt.Fprintf(out, "idle, %d events: %s ...\n", total, cfg.Idle)
-	idleFull, err := measureIdle(ctx, pg, dbURL, svc.PID(), cfg.Idle)
+	idleFull, err := measureIdle(ctx, pg, dbURL, svc.pid(), cfg.Idle)
 	if err != nil {
 		return err
 	}
 
 	// 5. Reads.
-	token, err := DevToken(ctx, bin, secret, ds.Account)
+	token, err := devToken(ctx, bin, secret, ds.Account)
 	if err != nil {
 		return err
 	}
-	client := NewClient(svc.Base, token, cfg.Clients)
+	client := newClient(svc.Base, token, cfg.Clients)
 	defer client.Close()
 	cases, notes, err := scaleCases(ctx, client, ds, cfg.DeepPage)
 	if err != nil {
 		return err
 	}
-	t := &Table{Header: []string{"case", "1 client p50", "p99 ms", fmt.Sprintf("%d clients per s", cfg.Clients), "p50 ms", "p99 ms", "errors"}}
+	t := &table{Header: []string{"case", "1 client p50", "p99 ms", fmt.Sprintf("%d clients per s", cfg.Clients), "p50 ms", "p99 ms", "errors"}}
 	var worstGet, worstList time.Duration
 	var worstListCase string
 	for _, c := range cases {
 		fmt.Fprintf(out, "%s: %d requests at 1 client, %d at %d ...\n", c.name, cfg.SerialRequests, cfg.Requests, cfg.Clients)
-		serial := RunCount(ctx, 1, cfg.SerialRequests, c.op)
-		loaded := RunCount(ctx, cfg.Clients, cfg.Requests, c.op)
-		s1, sN := Summarize(serial.Latency), Summarize(loaded.Latency)
+		serial := runCount(ctx, 1, cfg.SerialRequests, c.op)
+		loaded := runCount(ctx, cfg.Clients, cfg.Requests, c.op)
+		s1, sN := summarize(serial.Latency), summarize(loaded.Latency)
 		errs := serial.Failed + loaded.Failed
-		t.Add(c.name, fmtMs(ms(s1.P50)), fmtMs(ms(s1.P99)), fmtF(loaded.Rate(), 0), fmtMs(ms(sN.P50)), fmtMs(ms(sN.P99)), fmt.Sprint(errs))
+		t.add(c.name, fmtMs(ms(s1.P50)), fmtMs(ms(s1.P99)), fmtF(loaded.rate(), 0), fmtMs(ms(sN.P50)), fmtMs(ms(sN.P99)), fmt.Sprint(errs))
 		if errs > 0 {
-			notes = append(notes, fmt.Sprintf("errors in %s: %s %s", c.name, serial.ErrorSummary(), loaded.ErrorSummary()))
+			notes = append(notes, fmt.Sprintf("errors in %s: %s %s", c.name, serial.errorSummary(), loaded.errorSummary()))
 		}
 		if c.get {
 			worstGet = max(worstGet, sN.P99)
@@ -194,17 +194,17 @@ func RunScaleBench(ctx context.Context, cfg ScaleConfig) (err error) {
 			worstList, worstListCase = sN.P99, c.name
 		}
 	}
-	mem, err := ReadMemory(svc.PID())
+	mem, err := readMemory(svc.pid())
 	if err != nil {
 		return err
 	}
 
 	// Report.
-	fmt.Fprintf(out, "\nload average at the end: %s\n", LoadAvg())
+	fmt.Fprintf(out, "\nload average at the end: %s\n", loadAvg())
 	fmt.Fprintf(out, "\nfill: %d events by COPY in %s; read models: %s\n", total, fill.Round(time.Millisecond), sizes)
 	fmt.Fprintf(out, "catch-up (serve start -> every read model at the last event): %s, %.0f events/s", catchUp.Round(time.Millisecond), float64(total)/catchUp.Seconds())
 	fmt.Fprintf(out, " [%s]; CPU meanwhile: service %.2f cores, postgres %.2f cores, rest of the machine %.2f cores\n", perModel,
-		catchUse.Cores(catchUse.Service), catchUse.Cores(catchUse.Postgres), catchUse.Cores(catchUse.Others()))
+		catchUse.cores(catchUse.Service), catchUse.cores(catchUse.Postgres), catchUse.cores(catchUse.others()))
 	fmt.Fprintf(out, "audit chain (the sealer, which yields to the projections while they catch up): every event chained %s after the service started\n",
 		chained.Round(time.Millisecond))
 	fmt.Fprintf(out, "\nreads at %d invoices (latencies in ms):\n%s", cfg.Invoices, t.String())
@@ -214,7 +214,7 @@ func RunScaleBench(ctx context.Context, cfg ScaleConfig) (err error) {
 	fmt.Fprintf(out, "\nidle service over %s:\n%s", cfg.Idle, idleTable(idleEmpty, idleFull, total).String())
 	for _, w := range []struct {
 		name string
-		r    IdleReport
+		r    idleReport
 	}{{"empty", idleEmpty}, {fmt.Sprintf("%d events", total), idleFull}} {
 		fmt.Fprintf(out, "  statements of the idle service, %s:\n", w.name)
 		for _, ts := range w.r.Statements.ByText {
@@ -246,11 +246,11 @@ func RunScaleBench(ctx context.Context, cfg ScaleConfig) (err error) {
 	return nil
 }
 
-func idleTable(empty, full IdleReport, total int) *Table {
-	t := &Table{Header: []string{"store", "service CPU % of a core", "postgres CPU %", "rest of machine %", "statements", "per s", "server ms", "xact commits", "autovacuum workers"}}
-	row := func(name string, r IdleReport) {
+func idleTable(empty, full idleReport, total int) *table {
+	t := &table{Header: []string{"store", "service CPU % of a core", "postgres CPU %", "rest of machine %", "statements", "per s", "server ms", "xact commits", "autovacuum workers"}}
+	row := func(name string, r idleReport) {
 		w := r.Wall.Seconds()
-		t.Add(name, fmtF(100*r.ServiceCPU.Seconds()/w, 2), fmtF(100*r.PostgresCPU.Seconds()/w, 2), fmtF(100*r.OtherCPU.Seconds()/w, 0),
+		t.add(name, fmtF(100*r.ServiceCPU.Seconds()/w, 2), fmtF(100*r.PostgresCPU.Seconds()/w, 2), fmtF(100*r.OtherCPU.Seconds()/w, 0),
 			fmt.Sprint(r.Statements.Statements), fmtF(float64(r.Statements.Statements)/w, 1),
 			fmtF(ms(r.Statements.Time), 1), fmt.Sprint(r.XactCommits), fmt.Sprint(r.Autovacuum))
 	}
@@ -261,10 +261,10 @@ func idleTable(empty, full IdleReport, total int) *Table {
 
 // measureIdle logs every statement for the window and reads the CPU the
 // service and PostgreSQL used meanwhile.
-func measureIdle(ctx context.Context, pg *pgtest.Cluster, dbURL string, pid int, window time.Duration) (IdleReport, error) {
+func measureIdle(ctx context.Context, pg *pgcluster.Cluster, dbURL string, pid int, window time.Duration) (idleReport, error) {
 	admin, err := connect(ctx, pg.URL(), "bench-harness")
 	if err != nil {
-		return IdleReport{}, err
+		return idleReport{}, err
 	}
 	defer admin.Close(context.Background())
 	set := func(stmts ...string) error {
@@ -277,7 +277,7 @@ func measureIdle(ctx context.Context, pg *pgtest.Cluster, dbURL string, pid int,
 	}
 	if err := set("ALTER SYSTEM SET log_min_duration_statement = 0",
 		"ALTER SYSTEM SET log_line_prefix = '"+idleLogPrefix+"'", "SELECT pg_reload_conf()"); err != nil {
-		return IdleReport{}, err
+		return idleReport{}, err
 	}
 	defer func() {
 		_ = set("ALTER SYSTEM RESET log_min_duration_statement", "ALTER SYSTEM RESET log_line_prefix", "SELECT pg_reload_conf()")
@@ -298,31 +298,31 @@ func measureIdle(ctx context.Context, pg *pgtest.Cluster, dbURL string, pid int,
 	}
 	offset := fileSize(pg.LogPath())
 	if err := counters(&c0, &av0); err != nil {
-		return IdleReport{}, err
+		return idleReport{}, err
 	}
-	meter := StartMeter(pid, pg.PID())
+	meter := startMeter(pid, pg.PID())
 	select {
 	case <-time.After(window):
 	case <-ctx.Done():
-		return IdleReport{}, ctx.Err()
+		return idleReport{}, ctx.Err()
 	}
-	use := meter.Stop()
+	use := meter.stop()
 	if err := counters(&c1, &av1); err != nil {
-		return IdleReport{}, err
+		return idleReport{}, err
 	}
 	f, err := os.Open(pg.LogPath())
 	if err != nil {
-		return IdleReport{}, err
+		return idleReport{}, err
 	}
 	defer f.Close()
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return IdleReport{}, err
+		return idleReport{}, err
 	}
-	st, err := CountStatements(f, "invoicing", "bench")
+	st, err := countStatements(f, "invoicing", "bench")
 	if err != nil {
-		return IdleReport{}, err
+		return idleReport{}, err
 	}
-	return IdleReport{Wall: use.Wall, ServiceCPU: use.Service, PostgresCPU: use.Postgres, OtherCPU: use.Others(),
+	return idleReport{Wall: use.Wall, ServiceCPU: use.Service, PostgresCPU: use.Postgres, OtherCPU: use.others(),
 		Statements: st, XactCommits: c1 - c0, Autovacuum: max(av0, av1)}, nil
 }
 
@@ -337,7 +337,7 @@ func fileSize(path string) int64 {
 // fill generates the dataset's events and COPYs them into events, one
 // transaction per batch (so they get distinct transaction ids, as appends
 // do), generation and COPY overlapping.
-func fill(ctx context.Context, dbURL string, ds *Dataset) error {
+func fill(ctx context.Context, dbURL string, ds *dataset) error {
 	const batchSize = 20000
 	conn, err := connect(ctx, dbURL, "bench-fill")
 	if err != nil {
@@ -351,7 +351,7 @@ func fill(ctx context.Context, dbURL string, ds *Dataset) error {
 	go func() {
 		defer close(batches)
 		batch := make([][]any, 0, batchSize)
-		err := ds.Generate(func(ev GenEvent) error {
+		err := ds.generate(func(ev genEvent) error {
 			batch = append(batch, []any{[16]byte(ev.ID), ev.Stream, ev.Revision, ev.Type, ev.Data, ev.Metadata, ev.RecordedAt})
 			if len(batch) == batchSize {
 				select {
@@ -412,7 +412,7 @@ func waitChained(ctx context.Context, conn *pgx.Conn, total int, started time.Ti
 // waitCatchUp polls the checkpoints until every read model has reached
 // last, printing progress every 10 s, and returns the time from the
 // service's start and when each read model got there.
-func waitCatchUp(ctx context.Context, out io.Writer, conn *pgx.Conn, names []string, last Pos, started time.Time, total int) (time.Duration, string, error) {
+func waitCatchUp(ctx context.Context, out io.Writer, conn *pgx.Conn, names []string, last txPos, started time.Time, total int) (time.Duration, string, error) {
 	done := map[string]time.Duration{}
 	lastPrint := time.Now()
 	deadline := time.Now().Add(60 * time.Minute)
@@ -421,14 +421,14 @@ func waitCatchUp(ctx context.Context, out io.Writer, conn *pgx.Conn, names []str
 		if err != nil {
 			return 0, "", err
 		}
-		progress := map[string]Pos{}
+		progress := map[string]txPos{}
 		for rows.Next() {
 			var name, text string
 			if err := rows.Scan(&name, &text); err != nil {
 				rows.Close()
 				return 0, "", err
 			}
-			if progress[name], err = ParsePos(text); err != nil {
+			if progress[name], err = parseTxPos(text); err != nil {
 				rows.Close()
 				return 0, "", err
 			}
@@ -484,18 +484,18 @@ func tableSizes(ctx context.Context, conn *pgx.Conn) string {
 type scaleCase struct {
 	name string
 	get  bool
-	op   Op
+	op   op
 }
 
 // scaleCases builds the reads measured at scale; the deep cursors are
 // collected by following next_cursor through the big company.
-func scaleCases(ctx context.Context, c *Client, ds *Dataset, deep int) ([]scaleCase, []string, error) {
+func scaleCases(ctx context.Context, c *client, ds *dataset, deep int) ([]scaleCase, []string, error) {
 	rngs := workerRands(1024, 9)
 	rnd := func(w int) *mrand.Rand { return rngs[w%len(rngs)] }
-	invoicesPath := func(company int) string { return "/v1/companies/" + ds.CompanyID(company) + "/invoices" }
+	invoicesPath := func(company int) string { return "/v1/companies/" + ds.companyID(company) + "/invoices" }
 	list := func(company int, q url.Values) error {
 		q.Set("limit", "100")
-		return c.Expect(ctx, http.MethodGet, invoicesPath(company)+"?"+q.Encode(), http.StatusOK)
+		return c.expect(ctx, http.MethodGet, invoicesPath(company)+"?"+q.Encode(), http.StatusOK)
 	}
 	var refs []int
 	for i := 42; i < ds.Invoices; i += 100 {
@@ -504,7 +504,7 @@ func scaleCases(ctx context.Context, c *Client, ds *Dataset, deep int) ([]scaleC
 	cases := []scaleCase{
 		{name: "get invoice by id", get: true, op: func(ctx context.Context, w, _ int) error {
 			i := rnd(w).IntN(ds.Invoices)
-			return c.Expect(ctx, http.MethodGet, invoicesPath(ds.CompanyOf(i))+"/"+ds.InvoiceID(i), http.StatusOK)
+			return c.expect(ctx, http.MethodGet, invoicesPath(ds.companyOf(i))+"/"+ds.invoiceID(i), http.StatusOK)
 		}},
 		{name: "list, no filter (any company)", op: func(_ context.Context, w, _ int) error {
 			return list(rnd(w).IntN(ds.Companies), url.Values{})
@@ -514,11 +514,11 @@ func scaleCases(ctx context.Context, c *Client, ds *Dataset, deep int) ([]scaleC
 		}},
 		{name: "list, customer_id", op: func(_ context.Context, w, _ int) error {
 			k := rnd(w).IntN(ds.Customers)
-			return list(ds.custComp[k], url.Values{"customer_id": {ds.CustomerID(k)}})
+			return list(ds.custComp[k], url.Values{"customer_id": {ds.customerID(k)}})
 		}},
 		{name: "list, customer_id (big company)", op: func(_ context.Context, w, _ int) error {
-			cs := ds.CustomersOf(0)
-			return list(0, url.Values{"customer_id": {ds.CustomerID(cs[rnd(w).IntN(len(cs))])}})
+			cs := ds.customersOf(0)
+			return list(0, url.Values{"customer_id": {ds.customerID(cs[rnd(w).IntN(len(cs))])}})
 		}},
 		{name: "list, status=issued (big company)", op: func(_ context.Context, w, _ int) error {
 			return list(0, url.Values{"status": {"issued"}})
@@ -533,12 +533,12 @@ func scaleCases(ctx context.Context, c *Client, ds *Dataset, deep int) ([]scaleC
 	if len(refs) > 0 {
 		cases = append(cases, scaleCase{name: "list, external_reference", op: func(_ context.Context, w, _ int) error {
 			i := refs[rnd(w).IntN(len(refs))]
-			return list(ds.CompanyOf(i), url.Values{"external_reference": {ds.ExternalRef(i)}})
+			return list(ds.companyOf(i), url.Values{"external_reference": {ds.externalRef(i)}})
 		}})
 	}
 	// Deep cursors: follow next_cursor through the big company.
 	var notes []string
-	pages := (ds.BigInvoices() + 99) / 100
+	pages := (ds.bigInvoices() + 99) / 100
 	var depths []int
 	for _, d := range []int{10, 100, deep} {
 		if d+9 <= pages && (len(depths) == 0 || d > depths[len(depths)-1]) {
@@ -558,11 +558,11 @@ func scaleCases(ctx context.Context, c *Client, ds *Dataset, deep int) ([]scaleC
 			if cursor != "" {
 				q.Set("after", cursor)
 			}
-			b, err := c.Do(ctx, http.MethodGet, invoicesPath(0)+"?"+q.Encode(), nil, "", http.StatusOK)
+			b, err := c.send(ctx, http.MethodGet, invoicesPath(0)+"?"+q.Encode(), nil, "", http.StatusOK)
 			if err != nil {
 				return nil, nil, fmt.Errorf("following the cursor to page %d: %w", p, err)
 			}
-			if cursor, _, err = NextCursor(b); err != nil {
+			if cursor, _, err = nextCursor(b); err != nil {
 				return nil, nil, err
 			}
 			if cursor == "" && p < want {

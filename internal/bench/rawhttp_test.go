@@ -44,7 +44,7 @@ func TestRawClientReadsEveryFramingAndReusesConnections(t *testing.T) {
 	}
 	srv.Start()
 	defer srv.Close()
-	c := NewClient(srv.URL, "tok", 2)
+	c := newClient(srv.URL, "tok", 2)
 	defer c.Close()
 	ctx := context.Background()
 
@@ -65,7 +65,7 @@ func TestRawClientReadsEveryFramingAndReusesConnections(t *testing.T) {
 	}
 	for _, tc := range cases {
 		before := conns.Load()
-		got, err := c.Do(ctx, tc.method, tc.path, tc.body, tc.key, tc.want)
+		got, err := c.send(ctx, tc.method, tc.path, tc.body, tc.key, tc.want)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -77,12 +77,12 @@ func TestRawClientReadsEveryFramingAndReusesConnections(t *testing.T) {
 		}
 	}
 
-	err := c.Expect(ctx, http.MethodGet, "/missing", http.StatusOK)
-	var se *StatusError
+	err := c.expect(ctx, http.MethodGet, "/missing", http.StatusOK)
+	var se *statusError
 	if !errors.As(err, &se) || se.Status != 404 || se.Code != "not_found" {
 		t.Fatalf("an unexpected status: %v, want HTTP 404 not_found", err)
 	}
-	if err := c.Expect(ctx, http.MethodGet, "/big", http.StatusOK); err != nil {
+	if err := c.expect(ctx, http.MethodGet, "/big", http.StatusOK); err != nil {
 		t.Fatalf("the connection after an error answer: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package pgtest
+package pgcluster
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ var errNoBinaries = errors.New("PostgreSQL server binaries (initdb, postgres) no
 	"looked in $" + EnvBin + ", " + debianGlob + " and `pg_config --bindir`. " +
 	"Install PostgreSQL (e.g. `apt-get install -y postgresql`), " +
 	"or set " + EnvBin + " to the directory holding initdb and postgres, " +
-	"or set " + EnvURL + " to an admin URL of a running server " +
+	"or set " + envTestURL + " to an admin URL of a running server " +
 	"(e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable)")
 
 // findBinDir returns a directory holding initdb and postgres: $PG_BIN, else
@@ -28,7 +28,7 @@ func findBinDir() (string, error) {
 	if dir := os.Getenv(EnvBin); dir != "" {
 		if !hasServer(dir) {
 			return "", fmt.Errorf("%s=%s does not hold executable initdb and postgres: point it at "+
-				"PostgreSQL's bin directory, unset it to search the usual places, or set %s", EnvBin, dir, EnvURL)
+				"PostgreSQL's bin directory, unset it to search the usual places, or set %s", EnvBin, dir, envTestURL)
 		}
 		return dir, nil
 	}

@@ -1,55 +1,35 @@
-// Command bench is the project's benchmark harness (bench/README.md):
-//
-//	go run ./bench/cmd/bench service [flags]   # make bench
-//	go run ./bench/cmd/bench scale [flags]     # make bench-scale
-//
-// Both start their own PostgreSQL with default durability and their own
-// build of the service, talk to 127.0.0.1 only, stop by themselves and
-// delete what they created. Defaults of the main knobs come from the
-// environment (BENCH_CLIENTS, BENCH_DURATION, BENCH_N), so that
-// `make bench BENCH_DURATION=3s` works.
-package main
+package bench
 
 import (
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"os/signal"
+	"io"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
-
-	"github.com/invoicing/invoicing/bench"
 )
 
-func main() {
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
-		if errors.Is(err, errUsage) {
-			os.Exit(2)
-		}
-		os.Exit(1)
-	}
-}
+// ErrUsage is returned for a missing or unknown subcommand, a bad flag, -h,
+// or out-of-range settings; the command exits 2 on it.
+var ErrUsage = errors.New("usage: bench service|scale [flags]; bench service -h for the flags")
 
-var errUsage = errors.New("usage: bench service|scale [flags]; bench service -h for the flags")
-
-func run(args []string) error {
+// Main runs the subcommand args[0] ("service" or "scale") with the flags
+// after it. Defaults of the main knobs come from getenv (BENCH_CLIENTS,
+// BENCH_DURATION, BENCH_N), so that `make bench BENCH_DURATION=3s` works;
+// results go to stdout, flag help to stderr.
+func Main(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errUsage
+		return ErrUsage
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	switch args[0] {
 	case "service":
-		return runService(ctx, args[1:])
+		return runServiceCommand(ctx, args[1:], getenv, stdout, stderr)
 	case "scale":
-		return runScale(ctx, args[1:])
+		return runScaleCommand(ctx, args[1:], getenv, stdout, stderr)
 	}
-	return errUsage
+	return ErrUsage
 }
 
 // settings is a repeatable -pg flag.
@@ -58,28 +38,29 @@ type settings []string
 func (s *settings) String() string     { return strings.Join(*s, " ") }
 func (s *settings) Set(v string) error { *s = append(*s, v); return nil }
 
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+func envInt(getenv func(string) string, name string, def int) int {
+	if v, err := strconv.Atoi(getenv(name)); err == nil {
 		return v
 	}
 	return def
 }
 
-func envDuration(name string, def time.Duration) time.Duration {
-	if v, err := time.ParseDuration(os.Getenv(name)); err == nil {
+func envDuration(getenv func(string) string, name string, def time.Duration) time.Duration {
+	if v, err := time.ParseDuration(getenv(name)); err == nil {
 		return v
 	}
 	return def
 }
 
-func runService(ctx context.Context, args []string) error {
+func runServiceCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench service", flag.ContinueOnError)
-	cfg := bench.ServiceBenchConfig{Out: os.Stdout}
+	fs.SetOutput(stderr)
+	cfg := serviceBenchConfig{Out: stdout}
 	var pg settings
 	var readModels string
 	fs.StringVar(&cfg.Repo, "repo", ".", "module root holding ./cmd/invoicing")
-	fs.IntVar(&cfg.Clients, "clients", envInt("BENCH_CLIENTS", 16), "closed-loop clients of every phase, pgbench -c too (env BENCH_CLIENTS)")
-	fs.DurationVar(&cfg.Duration, "duration", envDuration("BENCH_DURATION", 10*time.Second), "length of every measured phase (env BENCH_DURATION)")
+	fs.IntVar(&cfg.Clients, "clients", envInt(getenv, "BENCH_CLIENTS", 16), "closed-loop clients of every phase, pgbench -c too (env BENCH_CLIENTS)")
+	fs.DurationVar(&cfg.Duration, "duration", envDuration(getenv, "BENCH_DURATION", 10*time.Second), "length of every measured phase (env BENCH_DURATION)")
 	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "unmeasured run before every phase")
 	fs.IntVar(&cfg.Scale, "scale", 10, "pgbench -i scale of the select-only baseline (10: 1M accounts, ~160 MB)")
 	fs.IntVar(&cfg.Companies, "companies", 4, "companies seeded through the API")
@@ -94,10 +75,10 @@ func runService(ctx context.Context, args []string) error {
 	fs.Var((*settings)(&cfg.ServiceEnv), "service-env", "an extra KEY=VALUE setting of serve, e.g. AUDIT_SEALER=off (repeatable)")
 	fs.Var(&pg, "pg", "extra PostgreSQL setting name=value (repeatable)")
 	if err := fs.Parse(args); err != nil {
-		return errUsage
+		return ErrUsage
 	}
 	if cfg.Clients < 1 || cfg.Duration <= 0 || cfg.Companies < 1 || cfg.Customers < 1 || cfg.LagPoll <= 0 {
-		return fmt.Errorf("%w: -clients, -companies, -customers must be ≥ 1, -duration and -lag-poll > 0", errUsage)
+		return fmt.Errorf("%w: -clients, -companies, -customers must be ≥ 1, -duration and -lag-poll > 0", ErrUsage)
 	}
 	cfg.PgSettings = pg
 	cfg.ReadModels = strings.Split(readModels, ",")
@@ -105,20 +86,21 @@ func runService(ctx context.Context, args []string) error {
 	limit := 5*(cfg.Duration+cfg.Warmup) + 10*time.Minute
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	return bench.RunServiceBench(ctx, cfg)
+	return runServiceBench(ctx, cfg)
 }
 
-func runScale(ctx context.Context, args []string) error {
+func runScaleCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench scale", flag.ContinueOnError)
-	cfg := bench.ScaleConfig{Out: os.Stdout}
+	fs.SetOutput(stderr)
+	cfg := scaleConfig{Out: stdout}
 	var pg settings
 	var readModels string
 	fs.StringVar(&cfg.Repo, "repo", ".", "module root holding ./cmd/invoicing")
-	fs.IntVar(&cfg.Invoices, "n", envInt("BENCH_N", 1_000_000), "invoices to generate (env BENCH_N)")
+	fs.IntVar(&cfg.Invoices, "n", envInt(getenv, "BENCH_N", 1_000_000), "invoices to generate (env BENCH_N)")
 	fs.IntVar(&cfg.Companies, "companies", 30, "companies; the first holds -big-share of the invoices")
 	fs.Float64Var(&cfg.BigShare, "big-share", 0.4, "share of the invoices in the first company")
 	fs.IntVar(&cfg.Customers, "customers", 1000, "customers, spread over the companies in proportion to their invoices")
-	fs.IntVar(&cfg.Clients, "clients", envInt("BENCH_CLIENTS", 16), "clients of the loaded latency runs (env BENCH_CLIENTS)")
+	fs.IntVar(&cfg.Clients, "clients", envInt(getenv, "BENCH_CLIENTS", 16), "clients of the loaded latency runs (env BENCH_CLIENTS)")
 	fs.IntVar(&cfg.Requests, "requests", 2000, "requests per case at -clients")
 	fs.IntVar(&cfg.SerialRequests, "serial-requests", 300, "requests per case at 1 client")
 	fs.IntVar(&cfg.DeepPage, "deep-page", 1000, "deepest cursor page followed in the big company (also 10 and 100)")
@@ -132,10 +114,10 @@ func runScale(ctx context.Context, args []string) error {
 	fs.Var((*settings)(&cfg.ServiceEnv), "service-env", "an extra KEY=VALUE setting of serve, e.g. GOGC=200 (repeatable)")
 	fs.Var(&pg, "pg", "extra PostgreSQL setting name=value (repeatable)")
 	if err := fs.Parse(args); err != nil {
-		return errUsage
+		return ErrUsage
 	}
 	if cfg.Invoices < 1 || cfg.Companies < 2 || cfg.Customers < cfg.Companies || cfg.BigShare <= 0 || cfg.BigShare >= 1 {
-		return fmt.Errorf("%w: want -n ≥ 1, -companies ≥ 2, -customers ≥ -companies, 0 < -big-share < 1", errUsage)
+		return fmt.Errorf("%w: want -n ≥ 1, -companies ≥ 2, -customers ≥ -companies, 0 < -big-share < 1", ErrUsage)
 	}
 	cfg.PgSettings = pg
 	cfg.ReadModels = strings.Split(readModels, ",")
@@ -143,5 +125,5 @@ func runScale(ctx context.Context, args []string) error {
 	// its own limit too.
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Minute)
 	defer cancel()
-	return bench.RunScaleBench(ctx, cfg)
+	return runScaleBench(ctx, cfg)
 }

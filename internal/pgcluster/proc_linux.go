@@ -1,4 +1,4 @@
-package pgtest
+package pgcluster
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 )
 
 // sysProcAttr runs a child as cred (when not nil) and has the kernel SIGKILL
-// it if this process dies first, so a killed test binary leaves no postmaster.
+// it if this process dies first, so a killed program leaves no postmaster.
 func sysProcAttr(cred *syscall.Credential) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
 }

@@ -1,4 +1,4 @@
-package pgtest
+package pgcluster
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -25,21 +26,12 @@ const (
 	rebindTimeout = 10 * time.Second // a restart's port may be briefly held by another socket
 )
 
-// serverSettings favour speed over durability: the cluster is thrown away.
-var serverSettings = []string{
-	"fsync=off",
-	"synchronous_commit=off",
-	"full_page_writes=off",
-	"max_connections=300",
-	"shared_buffers=128MB",
-	// Segments in the data directory rather than /dev/shm: nothing is left in
-	// /dev/shm by a killed run, and a small /dev/shm (64 MB in Docker) is no
-	// limit on parallel queries.
-	"dynamic_shared_memory_type=mmap",
-}
-
-// server is a throwaway cluster owned by this test process.
-type server struct {
+// Cluster is a throwaway PostgreSQL cluster owned by this process: system
+// binaries, a new temporary directory, a free 127.0.0.1 port, an
+// unprivileged user when root. Stop it when done. If the process dies
+// first, the kernel kills the postmaster (Linux) and the next Start of any
+// cluster deletes the directory.
+type Cluster struct {
 	dir      string              // temporary directory: data/, sock/, postgres.log
 	bin      string              // directory holding initdb and postgres
 	cred     *syscall.Credential // who runs them; nil: this process's user
@@ -50,14 +42,13 @@ type server struct {
 	exited   <-chan struct{}     // closed once the postmaster has exited
 }
 
-// startServer initialises a cluster in a new temporary directory and starts a
-// postmaster on a free 127.0.0.1 port, as an unprivileged user when root.
-func startServer() (*server, error) {
-	return startServerWith(serverSettings)
-}
-
-// startServerWith is startServer with the postmaster's -c settings.
-func startServerWith(settings []string) (*server, error) {
+// Start initialises a cluster in a new temporary directory and starts a
+// postmaster on a free 127.0.0.1 port that gets each of settings as a -c
+// option (e.g. "max_connections=200"), as an unprivileged user when root.
+// With no settings the server runs with PostgreSQL's defaults: fsync,
+// synchronous_commit and full_page_writes on.
+func Start(settings []string) (*Cluster, error) {
+	settings = slices.Clone(settings)
 	bin, err := findBinDir()
 	if err != nil {
 		return nil, err
@@ -71,7 +62,7 @@ func startServerWith(settings []string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{dir: dir, bin: bin, cred: cred, settings: settings}
+	s := &Cluster{dir: dir, bin: bin, cred: cred, settings: settings}
 	owner := []byte(strconv.Itoa(os.Getpid()) + "\n")
 	if err := os.WriteFile(filepath.Join(dir, ownerFile), owner, 0o644); err != nil {
 		os.RemoveAll(dir)
@@ -82,7 +73,7 @@ func startServerWith(settings []string) (*server, error) {
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
-		port, err := freePort()
+		port, err := FreePort()
 		if err != nil {
 			os.RemoveAll(dir)
 			return nil, err
@@ -100,12 +91,12 @@ func startServerWith(settings []string) (*server, error) {
 	}
 }
 
-// restart starts the postmaster again on its port and data directory, after
+// Restart starts the postmaster again on its port and data directory, after
 // it has exited (crash recovery runs first if it was stopped immediately),
 // and returns when it first accepted a connection. The port may be briefly
 // held by another socket (a client's ephemeral port), so a failed bind is
 // retried until rebindTimeout.
-func (s *server) restart() (time.Time, error) {
+func (s *Cluster) Restart() (time.Time, error) {
 	deadline := time.Now().Add(rebindTimeout)
 	for {
 		logged := s.logSize()
@@ -122,7 +113,7 @@ func (s *server) restart() (time.Time, error) {
 }
 
 // prepare creates the socket directory and runs initdb.
-func (s *server) prepare() error {
+func (s *Cluster) prepare() error {
 	bin, cred := s.bin, s.cred
 	if err := os.Mkdir(filepath.Join(s.dir, "sock"), 0o700); err != nil {
 		return err
@@ -156,8 +147,8 @@ func (s *server) prepare() error {
 
 // launch starts the postmaster on port and waits until it answers; it
 // returns when the server first accepted a connection.
-func (s *server) launch(port int) (time.Time, error) {
-	logFile, err := os.OpenFile(s.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+func (s *Cluster) launch(port int) (time.Time, error) {
+	logFile, err := os.OpenFile(s.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -181,7 +172,7 @@ func (s *server) launch(port int) (time.Time, error) {
 
 // command builds a child command that is killed if this process dies and runs
 // as cred when cred is not nil.
-func (s *server) command(cred *syscall.Credential, name string, args ...string) *exec.Cmd {
+func (s *Cluster) command(cred *syscall.Credential, name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = s.dir // a working directory the unprivileged user can enter
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
@@ -211,7 +202,7 @@ func startLocked(cmd *exec.Cmd) (<-chan struct{}, error) {
 
 // waitReady polls the server with real connections until one succeeds, and
 // returns when that connection was accepted.
-func (s *server) waitReady() (time.Time, error) {
+func (s *Cluster) waitReady() (time.Time, error) {
 	deadline := time.Now().Add(readyTimeout)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -227,22 +218,22 @@ func (s *server) waitReady() (time.Time, error) {
 		}
 		select {
 		case <-s.exited:
-			return time.Time{}, fmt.Errorf("postgres exited during start-up; log %s:\n%s", s.logPath(), s.logTail())
+			return time.Time{}, fmt.Errorf("postgres exited during start-up; log %s:\n%s", s.LogPath(), s.LogTail())
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			return time.Time{}, fmt.Errorf("postgres not ready after %v (last error: %v); log %s:\n%s",
-				readyTimeout, err, s.logPath(), s.logTail())
+				readyTimeout, err, s.LogPath(), s.LogTail())
 		}
 	}
 }
 
-// stopImmediate sends SIGQUIT to the postmaster, as `pg_ctl stop -m
+// StopImmediate sends SIGQUIT to the postmaster, as `pg_ctl stop -m
 // immediate` does: every backend quits at once, with no checkpoint, so the
 // next start runs crash recovery. It waits for the postmaster to exit,
 // which it does only after its children have, and kills it after
 // stopTimeout.
-func (s *server) stopImmediate() error {
+func (s *Cluster) StopImmediate() error {
 	if err := s.proc.Signal(syscall.SIGQUIT); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return err
 	}
@@ -255,9 +246,9 @@ func (s *server) stopImmediate() error {
 	}
 }
 
-// stop asks for a fast shutdown (SIGINT), kills after stopTimeout, and
-// removes the temporary directory.
-func (s *server) stop() error {
+// Stop asks for a fast shutdown (SIGINT), kills after stopTimeout (10 s),
+// and deletes the cluster's directory.
+func (s *Cluster) Stop() error {
 	var errs []error
 	if err := s.proc.Signal(os.Interrupt); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		errs = append(errs, err)
@@ -273,7 +264,7 @@ func (s *server) stop() error {
 }
 
 // kill ends a postmaster that may still be running and waits for it.
-func (s *server) kill() {
+func (s *Cluster) kill() {
 	if s.proc == nil {
 		return
 	}
@@ -281,12 +272,10 @@ func (s *server) kill() {
 	<-s.exited
 }
 
-func (s *server) logPath() string { return filepath.Join(s.dir, "postgres.log") }
-
 // logSize returns the current length of the server log (0 before the first
 // start).
-func (s *server) logSize() int64 {
-	fi, err := os.Stat(s.logPath())
+func (s *Cluster) logSize() int64 {
+	fi, err := os.Stat(s.LogPath())
 	if err != nil {
 		return 0
 	}
@@ -295,17 +284,17 @@ func (s *server) logSize() int64 {
 
 // bindFailedSince reports whether the log, past offset, says the postmaster
 // could not bind its port (another process holds it).
-func (s *server) bindFailedSince(offset int64) bool {
-	b, err := os.ReadFile(s.logPath())
+func (s *Cluster) bindFailedSince(offset int64) bool {
+	b, err := os.ReadFile(s.LogPath())
 	if err != nil || int64(len(b)) < offset {
 		return false
 	}
 	return bytes.Contains(b[offset:], []byte("could not bind"))
 }
 
-// logTail returns the end of the server log, for error messages.
-func (s *server) logTail() string {
-	b, err := os.ReadFile(s.logPath())
+// LogTail returns the end of the server log, for error messages.
+func (s *Cluster) LogTail() string {
+	b, err := os.ReadFile(s.LogPath())
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)
 	}
@@ -316,8 +305,9 @@ func (s *server) logTail() string {
 	return string(b)
 }
 
-// freePort asks the kernel for a free TCP port on 127.0.0.1.
-func freePort() (int, error) {
+// FreePort asks the kernel for a free TCP port on 127.0.0.1. Another
+// process may take it before the caller binds it: retry on a failed bind.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
@@ -345,5 +335,5 @@ func unprivileged() (*syscall.Credential, error) {
 		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 	}
 	return nil, errors.New("running as root, which PostgreSQL refuses, and neither user postgres nor nobody exists " +
-		"to run it as: create one (useradd --system postgres), run the tests as a non-root user, or set " + EnvURL)
+		"to run it as: create one (useradd --system postgres), run the tests as a non-root user, or set " + envTestURL)
 }
