@@ -1,15 +1,87 @@
-// Package archtest checks that dependencies point one way:
-// transport → command/query → events, projections → events, and that the
-// domain knows nothing of HTTP or SQL.
+// Package archtest checks that dependencies point one way (STYLE.md, "Where
+// things live"): transport → command/query → events, projections → events,
+// audit → events, wiring (telemetry, the benchmark) only under cmd/, and
+// that the domain knows nothing of HTTP or SQL.
 package archtest
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
 
 const module = "github.com/invoicing/invoicing/"
+
+// Project packages, as paths relative to the module.
+const (
+	audit       = "audit"
+	command     = "command"
+	events      = "events"
+	projections = "projections"
+	query       = "query"
+	transport   = "transport"
+	benchLib    = "internal/bench"
+	// telemetry is wiring: its home is under cmd/invoicing, and no package
+	// outside cmd/ may import it wherever it sits.
+	telemetry    = "cmd/invoicing/internal/telemetry"
+	oldTelemetry = "internal/telemetry"
+)
+
+// rule bans a set of imports (direct or transitive) for the packages it
+// applies to.
+type rule struct {
+	name    string
+	applies func(pkg string) bool
+	bans    []string
+}
+
+// is applies to pkg itself only; under to pkg and the packages below it.
+func is(pkg string) func(string) bool { return func(p string) bool { return p == pkg } }
+
+func under(pkg string) func(string) bool {
+	return func(p string) bool { return p == pkg || strings.HasPrefix(p, pkg+"/") }
+}
+
+func outside(prefixes ...string) func(string) bool {
+	return func(p string) bool {
+		for _, prefix := range prefixes {
+			if under(prefix)(p) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func project(pkgs ...string) []string {
+	out := make([]string, len(pkgs))
+	for i, p := range pkgs {
+		out[i] = module + p
+	}
+	return out
+}
+
+var sqlAndHTTP = []string{"github.com/jackc/pgx", "net/http"}
+
+func rules() []rule {
+	return []rule{
+		{"the shared domain is a leaf: events imports no project package", is(events), append([]string{strings.TrimSuffix(module, "/")}, sqlAndHTTP...)},
+		{"the write side knows no SQL, HTTP, read side, audit or adapter", under(command),
+			append(project(query, projections, transport, audit, "events/pgstore", "events/esdb"), sqlAndHTTP...)},
+		{"the read side never imports projections, the write side or audit", under(query), append(project(projections, command, transport, audit), "net/http")},
+		{"projections know no HTTP, commands, queries or the audit log", under(projections), append(project(command, query, transport, audit), "net/http")},
+		{"the audit log follows events alone: no read models, commands or HTTP", under(audit), append(project(projections, command, query, transport), "net/http")},
+		{"transport reaches stores only through command and query", under(transport),
+			project(projections, audit, "events/pgstore", "events/esdb", "internal/pgmigrate")},
+		{"telemetry is wiring: only commands under cmd/ import it", outside("cmd", oldTelemetry), project(telemetry, oldTelemetry)},
+		{"the benchmark is a tool: nothing but its command imports it", outside("cmd/bench", benchLib), project(benchLib)},
+		{"the test helper is for tests: no package's build imports it", outside("internal/pgtest"), project("internal/pgtest")},
+		{"throwaway clusters are for tests and the benchmark", outside("internal/pgcluster", "internal/pgtest", benchLib, "cmd/bench"), project("internal/pgcluster")},
+	}
+}
 
 // deps returns each module package's transitive dependencies.
 func deps(t *testing.T) map[string][]string {
@@ -26,32 +98,72 @@ func deps(t *testing.T) map[string][]string {
 	return m
 }
 
-func TestDependenciesPointOneWay(t *testing.T) {
-	forbidden := []struct {
-		pkg   string
-		rule  string
-		bans  []string
-		exact bool
-	}{
-		{"events", "the shared domain is a leaf", []string{module + "command", module + "query", module + "projections", module + "transport", "github.com/jackc/pgx", "net/http"}, true},
-		{"command", "the write side knows no SQL, HTTP, read side or adapter", []string{module + "query", module + "projections", module + "transport", module + "events/pgstore", module + "events/esdb", "github.com/jackc/pgx", "net/http"}, false},
-		{"query", "the read side never imports projections or the write side", []string{module + "projections", module + "command", module + "transport", "net/http"}, false},
-		{"projections", "projections know no HTTP, commands or queries", []string{module + "command", module + "query", module + "transport", "net/http"}, false},
-		{"transport", "transport reaches stores only through command and query", []string{module + "projections", module + "events/pgstore", module + "events/esdb", module + "internal/pgmigrate"}, false},
-	}
-	all := deps(t)
-	for _, f := range forbidden {
+// violations lists, sorted, every import of all that a rule bans.
+func violations(all map[string][]string, rules []rule) []string {
+	var out []string
+	for _, r := range rules {
 		for pkg, ds := range all {
-			if pkg != f.pkg && !(strings.HasPrefix(pkg, f.pkg+"/") && !f.exact) {
+			if !r.applies(pkg) {
 				continue
 			}
 			for _, d := range ds {
-				for _, ban := range f.bans {
+				for _, ban := range r.bans {
 					if d == ban || strings.HasPrefix(d, ban+"/") {
-						t.Errorf("%s imports %s: %s", pkg, d, f.rule)
+						out = append(out, pkg+" imports "+d+": "+r.name)
 					}
 				}
 			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestDependenciesPointOneWay(t *testing.T) {
+	for _, v := range violations(deps(t), rules()) {
+		t.Error(v)
+	}
+}
+
+// TestEachRuleCatchesItsArrow breaks each arrow on a made-up import graph,
+// so a rule that could never fire (a typo in a path) fails here.
+func TestEachRuleCatchesItsArrow(t *testing.T) {
+	broken := map[string][]string{
+		events:          {module + command},
+		command:         {module + audit},
+		query:           {module + projections},
+		projections:     {module + audit},
+		audit:           {module + projections},
+		transport:       {module + "events/pgstore"},
+		"internal/x":    {module + telemetry},
+		"projections/y": {module + benchLib},
+		"command/z":     {module + "internal/pgtest"},
+		"transport/w":   {module + "internal/pgcluster"},
+	}
+	got := violations(broken, rules())
+	for _, r := range rules() {
+		found := false
+		for _, v := range got {
+			found = found || strings.HasSuffix(v, ": "+r.name)
+		}
+		if !found {
+			t.Errorf("rule %q caught nothing in a graph that breaks it", r.name)
+		}
+	}
+}
+
+// TestNoToolsAtTheTopLevel keeps the top level for the product's packages:
+// the benchmark lives in internal/bench with its command under cmd/.
+func TestNoToolsAtTheTopLevel(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"bench", "tools"} {
+		if _, err := os.Stat(filepath.Join(root, dir)); err == nil {
+			t.Errorf("%s/ is at the top level: tools live under internal/ with their command under cmd/", dir)
+		} else if !os.IsNotExist(err) {
+			t.Errorf("stat %s: %v", dir, err)
 		}
 	}
 }
