@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/internal/follow"
 )
 
 // Defaults of the sealer: how often it seals.
@@ -41,9 +42,9 @@ type SealerOptions struct {
 	// Group.CatchingUp, so that after a restore or a long outage the read
 	// models, which clients wait for, get the CPU before the chain, which
 	// nobody waits for. The sealer catches up once they have.
-	Yield func() bool
-	Retry                  // backoff and stand-by polling
-	Now   func() time.Time // the clock of seals (default time.Now)
+	Yield        func() bool
+	follow.Retry                  // backoff and stand-by polling
+	Now          func() time.Time // the clock of seals (default time.Now)
 }
 
 func (o *SealerOptions) defaults() {
@@ -59,7 +60,7 @@ func (o *SealerOptions) defaults() {
 	if o.Linger <= 0 {
 		o.Linger = 250 * time.Millisecond
 	}
-	o.Retry.defaults()
+	o.Retry.Defaults()
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -100,9 +101,9 @@ func (s *Sealer) setErr(err error) {
 }
 
 // Run chains events until ctx ends, restarting after failures with
-// backoff (see Retry.run) and standing by while another instance leads.
+// backoff (see follow.Retry.Run) and standing by while another instance leads.
 func (s *Sealer) Run(ctx context.Context) {
-	s.opts.Retry.run(ctx, s.logger, s.setErr, s.lead)
+	s.opts.Retry.Run(ctx, s.logger, s.setErr, s.lead)
 }
 
 // chainHead is the last chained event and the last seal.
@@ -115,7 +116,7 @@ type chainHead struct {
 }
 
 func (s *Sealer) lead(ctx context.Context) (committed bool, err error) {
-	conn, err := tryLead(ctx, s.pool, sealerLock)
+	conn, err := follow.TryLead(ctx, s.pool, sealerLock)
 	if err != nil {
 		return false, err
 	}
@@ -141,7 +142,7 @@ func (s *Sealer) follow(ctx context.Context, head chainHead) (committed bool, er
 		}
 		// A page read when ctx ends still commits: shutdown stops the
 		// sealer after its current batch, not in the middle of it.
-		batchCtx, cancelBatch := context.WithTimeout(context.WithoutCancel(ctx), batchTimeout)
+		batchCtx, cancelBatch := context.WithTimeout(context.WithoutCancel(ctx), follow.BatchTimeout)
 		head, err = s.commit(batchCtx, head, page)
 		cancelBatch()
 		if err != nil {

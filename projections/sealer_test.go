@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/internal/follow"
 )
 
 var testSealKey = ed25519.NewKeyFromSeed([]byte("0123456789abcdef0123456789abcdef"))
@@ -221,7 +222,7 @@ func TestTheSealerResumesAfterACrashMidSealWithoutAGap(t *testing.T) {
 		CREATE TRIGGER crash_seal BEFORE INSERT ON audit_seals FOR EACH ROW EXECUTE FUNCTION crash_seal();`); err != nil {
 		t.Fatal(err)
 	}
-	stop := runSealer(t, e, SealerOptions{SealEvery: 5, Key: testSealKey, Retry: Retry{MinBackoff: 5 * time.Millisecond}})
+	stop := runSealer(t, e, SealerOptions{SealEvery: 5, Key: testSealKey, Retry: follow.Retry{MinBackoff: 5 * time.Millisecond}})
 	appendCompanies(t, e.store, 12)
 	time.Sleep(300 * time.Millisecond) // several failed attempts
 	stop()
