@@ -1,4 +1,4 @@
-package projections
+package audit
 
 import (
 	"context"
@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/invoicing/invoicing/events"
@@ -23,7 +21,13 @@ const (
 	DefaultSealInterval = time.Minute
 )
 
-// sealerLock names the sealer's advisory lock: one instance chains at a time.
+// defaultBatchSize is how many events one transaction of the chain
+// covers, unless SealerOptions.BatchSize says otherwise.
+const defaultBatchSize = 500
+
+// sealerLock names the sealer's advisory lock: one instance follows the log
+// at a time. (Each write of the chain takes writeLock besides, because
+// `audit seal` writes it too; see chainWriter.)
 const sealerLock = "audit-chain"
 
 // SealerOptions tune a Sealer; the zero value is fine.
@@ -55,7 +59,7 @@ func (o *SealerOptions) defaults() {
 		o.SealInterval = DefaultSealInterval
 	}
 	if o.BatchSize <= 0 {
-		o.BatchSize = 500
+		o.BatchSize = defaultBatchSize
 	}
 	if o.Linger <= 0 {
 		o.Linger = 250 * time.Millisecond
@@ -101,18 +105,10 @@ func (s *Sealer) setErr(err error) {
 }
 
 // Run chains events until ctx ends, restarting after failures with
-// backoff (see follow.Retry.Run) and standing by while another instance leads.
+// backoff (see follow.Retry.Run) and standing by while another instance
+// leads.
 func (s *Sealer) Run(ctx context.Context) {
 	s.opts.Retry.Run(ctx, s.logger, s.setErr, s.lead)
-}
-
-// chainHead is the last chained event and the last seal.
-type chainHead struct {
-	seq       uint64
-	position  events.Position
-	chain     events.ChainHash
-	sealedSeq uint64
-	sealedAt  time.Time
 }
 
 func (s *Sealer) lead(ctx context.Context) (committed bool, err error) {
@@ -133,8 +129,10 @@ func (s *Sealer) lead(ctx context.Context) (committed bool, err error) {
 // than subscribing: a subscription is woken by every commit, while the
 // chain needs no low latency, so polling once per Linger while caught up
 // keeps the sealer's load on the database small and flat however busy the
-// writers are. Every poll also checks whether a seal is due.
+// writers are. Every poll also checks whether a seal is due. When `audit
+// seal` has moved the chain since head, it reads on from the new head.
 func (s *Sealer) follow(ctx context.Context, head chainHead) (committed bool, err error) {
+	w := chainWriter{pool: s.pool, key: s.opts.Key}
 	for ctx.Err() == nil {
 		page, err := s.store.ReadAll(ctx, head.position, s.opts.BatchSize)
 		if err != nil {
@@ -143,12 +141,20 @@ func (s *Sealer) follow(ctx context.Context, head chainHead) (committed bool, er
 		// A page read when ctx ends still commits: shutdown stops the
 		// sealer after its current batch, not in the middle of it.
 		batchCtx, cancelBatch := context.WithTimeout(context.WithoutCancel(ctx), follow.BatchTimeout)
-		head, err = s.commit(batchCtx, head, page)
+		next, _, err := w.commit(batchCtx, head, page, s.due(head, len(page)))
+		if errors.Is(err, errChainMoved) {
+			head, err = loadChainHead(batchCtx, s.pool)
+			cancelBatch()
+			if err != nil {
+				return committed, err
+			}
+			continue
+		}
 		cancelBatch()
 		if err != nil {
 			return committed, err
 		}
-		committed = committed || len(page) > 0
+		head, committed = next, committed || len(page) > 0
 		if len(page) == s.opts.BatchSize && (s.opts.Yield == nil || !s.opts.Yield()) {
 			continue // behind: read on at once
 		}
@@ -160,99 +166,14 @@ func (s *Sealer) follow(ctx context.Context, head chainHead) (committed bool, er
 	return committed, ctx.Err()
 }
 
-// commit chains the batch and takes a seal when one is due, in one
-// transaction: a crash loses the whole batch or nothing, and the next
-// leader resumes from the last committed link. The commit does not wait
-// for the WAL flush (synchronous_commit off): links and seals are derived
-// from the log alone, so a batch lost in a crash is chained again to the
-// very same hashes, and a seal someone copied before the crash still
-// verifies.
-func (s *Sealer) commit(ctx context.Context, head chainHead, batch []events.RecordedEvent) (chainHead, error) {
-	next, rows, err := link(head, batch)
-	if err != nil {
-		return head, err
-	}
+// due returns when to seal after chaining n more events after head: now,
+// if SealEvery events or SealInterval have passed since the last seal;
+// the zero time, no seal, otherwise.
+func (s *Sealer) due(head chainHead, n int) time.Time {
 	now := s.opts.Now().UTC().Truncate(time.Microsecond)
-	due := next.seq > next.sealedSeq &&
-		(next.seq-next.sealedSeq >= uint64(s.opts.SealEvery) || now.Sub(next.sealedAt) >= s.opts.SealInterval)
-	if len(rows) == 0 && !due {
-		return head, nil
+	seq := head.seq + uint64(n)
+	if seq > head.sealedSeq && (seq-head.sealedSeq >= uint64(s.opts.SealEvery) || now.Sub(head.sealedAt) >= s.opts.SealInterval) {
+		return now
 	}
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
-			return err
-		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"public", "audit_chain"},
-			[]string{"seq", "position", "event_id", "chain"}, pgx.CopyFromRows(rows)); err != nil {
-			return fmt.Errorf("write chain links: %w", err)
-		}
-		if !due {
-			return nil
-		}
-		return s.seal(ctx, tx, next, now)
-	})
-	if err != nil {
-		return head, err
-	}
-	if due {
-		next.sealedSeq, next.sealedAt = next.seq, now
-	}
-	return next, nil
-}
-
-// link computes the batch's links after head.
-func link(head chainHead, batch []events.RecordedEvent) (chainHead, [][]any, error) {
-	rows := make([][]any, 0, len(batch))
-	for _, ev := range batch {
-		next, err := events.Chain(head.chain, ev)
-		if err != nil {
-			return head, nil, err
-		}
-		head.seq++
-		head.chain, head.position = next, ev.Position
-		rows = append(rows, []any{int64(head.seq), ev.Position.String(), uuid.UUID(ev.ID), next[:]})
-	}
-	return head, rows, nil
-}
-
-func (s *Sealer) seal(ctx context.Context, tx pgx.Tx, head chainHead, now time.Time) error {
-	seal := events.Seal{Version: events.SealVersion, Seq: head.seq, Chain: head.chain.String(), SealedAt: now}
-	if s.opts.Key != nil {
-		if err := seal.Sign(s.opts.Key); err != nil {
-			return err
-		}
-	}
-	_, err := tx.Exec(ctx, `INSERT INTO public.audit_seals (seq, chain, sealed_at, public_key, signature) VALUES ($1, $2, $3, $4, $5)`,
-		int64(seal.Seq), head.chain[:], seal.SealedAt, seal.PublicKey, seal.Signature)
-	if err != nil {
-		return fmt.Errorf("write seal at %d: %w", seal.Seq, err)
-	}
-	return nil
-}
-
-// loadChainHead reads the last link and the last seal.
-func loadChainHead(ctx context.Context, db querier) (chainHead, error) {
-	var h chainHead
-	var seq int64
-	var pos string
-	var chain []byte
-	err := db.QueryRow(ctx, `SELECT seq, position, chain FROM public.audit_chain ORDER BY seq DESC LIMIT 1`).Scan(&seq, &pos, &chain)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return h, fmt.Errorf("load the chain's head: %w", err)
-	}
-	if err == nil {
-		if h.position, err = events.ParsePosition(pos); err != nil {
-			return h, err
-		}
-		h.seq = uint64(seq)
-		copy(h.chain[:], chain)
-	}
-	err = db.QueryRow(ctx, `SELECT seq, sealed_at FROM public.audit_seals ORDER BY seq DESC LIMIT 1`).Scan(&seq, &h.sealedAt)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return h, fmt.Errorf("load the last seal: %w", err)
-	}
-	if err == nil {
-		h.sealedSeq = uint64(seq)
-	}
-	return h, nil
+	return time.Time{}
 }
