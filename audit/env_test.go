@@ -30,19 +30,19 @@ type env struct {
 
 func newEnv(t testing.TB) env {
 	t.Helper()
-	return newEnvAt(t, pgtest.NewDatabase(t))
+	return newEnvAt(t, pgtest.NewDatabase(t), Migrate)
 }
 
-// newEnvAt migrates the database at url: the event store, then the
-// migrations before (each a set of a component and its files).
-func newEnvAt(t testing.TB, url string, before ...func(context.Context, *pgxpool.Pool) error) env {
+// newEnvAt is an env on the database at url, migrated by the event store's
+// migrations and then by migrations.
+func newEnvAt(t testing.TB, url string, migrations ...func(context.Context, *pgxpool.Pool) error) env {
 	t.Helper()
 	pool, err := pgxpool.New(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	for _, migrate := range append([]func(context.Context, *pgxpool.Pool) error{pgstore.Migrate}, append(before, Migrate)...) {
+	for _, migrate := range append([]func(context.Context, *pgxpool.Pool) error{pgstore.Migrate}, migrations...) {
 		if err := migrate(context.Background(), pool); err != nil {
 			t.Fatal(err)
 		}
