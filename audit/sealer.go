@@ -43,9 +43,10 @@ type SealerOptions struct {
 	Linger time.Duration
 	// Yield, when set and true, makes a sealer that is behind read one
 	// page per Linger instead of reading on at once: serve passes
-	// Group.CatchingUp, so that after a restore or a long outage the read
-	// models, which clients wait for, get the CPU before the chain, which
-	// nobody waits for. The sealer catches up once they have.
+	// projections.Group.CatchingUp, so that after a restore or a long
+	// outage the read models, which clients wait for, get the CPU before
+	// the chain, which nobody waits for. The sealer catches up once they
+	// have.
 	Yield        func() bool
 	follow.Retry                  // backoff and stand-by polling
 	Now          func() time.Time // the clock of seals (default time.Now)
