@@ -73,7 +73,7 @@ func (g *Group) Run(ctx context.Context) {
 
 // CatchingUp reports whether any of this process's runners is reading a
 // backlog (see Runner.CatchingUp): the audit sealer then leaves them the
-// CPU (see SealerOptions.Yield).
+// CPU (see audit.SealerOptions.Yield).
 func (g *Group) CatchingUp() bool {
 	return slices.ContainsFunc(g.runners, (*Runner).CatchingUp)
 }

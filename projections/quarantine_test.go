@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/internal/follow"
 	"github.com/invoicing/invoicing/internal/pgtest"
 )
 
@@ -482,7 +483,7 @@ func TestOnlyErrorsTheEventCausesQuarantineIt(t *testing.T) {
 	}
 	last := appendAt(t, e.store, newStream("good"), 0, `{}`)
 	// One event a batch, so that each event's attempts are its own.
-	g := startGroup(t, e, RunnerOptions{BatchSize: 1, Retry: Retry{MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}}, l)
+	g := startGroup(t, e, RunnerOptions{BatchSize: 1, Retry: follow.Retry{MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}}, l)
 	mustReach(t, g, last)
 	quarantined, applied := quarantinedKeys(t, e, l), ledgerRows(t, e)
 	for i, tt := range tests {
@@ -537,7 +538,7 @@ func TestBackoffStartsOverAfterABatchCommits(t *testing.T) {
 			appendAt(t, e.store, newStream("flaky"), 0, `{"fault":"40001","times":3}`)
 			last := appendAt(t, e.store, newStream("flaky"), 0, `{"fault":"40001","times":3}`)
 			log := &backoffLog{}
-			r := NewRunner(l, e.store, e.pool, slog.New(log), RunnerOptions{BatchSize: 1, Retry: Retry{MinBackoff: tt.min, MaxBackoff: tt.max}})
+			r := NewRunner(l, e.store, e.pool, slog.New(log), RunnerOptions{BatchSize: 1, Retry: follow.Retry{MinBackoff: tt.min, MaxBackoff: tt.max}})
 			runUntil(t, e, r, last)
 			log.mu.Lock()
 			defer log.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/internal/follow"
 )
 
 // readAhead is the next batch of a runner that is catching up, taken from
@@ -17,7 +18,7 @@ import (
 // is worth.
 //
 // Only the goroutine reads the subscription until wait returns; the events
-// it takes are the ones nextBatch would have taken next, so the order is
+// it takes are the ones follow.NextBatch would have taken next, so the order is
 // the same. The statements are used only if the batch is written as it was
 // built (see applyBatch); building is pure, so building it again costs
 // only time.
@@ -40,7 +41,7 @@ func startReadAhead(proj Projection, sub events.Subscription, current []events.R
 	ra := &readAhead{done: make(chan struct{})}
 	go func() {
 		defer close(ra.done)
-		ra.batch = waiting(sub, size)
+		ra.batch = follow.Waiting(sub, size)
 		if slices.ContainsFunc(ra.batch, func(ev events.RecordedEvent) bool { return proj.Handles(ev.Type) }) {
 			ra.pre = build(proj, ra.batch)
 		}
@@ -57,22 +58,4 @@ func (ra *readAhead) wait() ([]events.RecordedEvent, *built) {
 	}
 	<-ra.done
 	return ra.batch, ra.pre
-}
-
-// waiting takes up to size events that the subscription holds already,
-// without waiting for more.
-func waiting(sub events.Subscription, size int) []events.RecordedEvent {
-	var batch []events.RecordedEvent
-	for len(batch) < size {
-		select {
-		case ev, open := <-sub.Events():
-			if !open {
-				return batch
-			}
-			batch = append(batch, ev)
-		default:
-			return batch
-		}
-	}
-	return batch
 }

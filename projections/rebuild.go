@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/internal/follow"
 )
 
 // Progress reports a rebuild's advance after each batch.
@@ -400,7 +401,7 @@ func WithRebuildLock(ctx context.Context, pool *pgxpool.Pool, p Projection, fn f
 		return err
 	}
 	defer conn.Release()
-	key := lockKey("rebuild:" + p.Name())
+	key := follow.LockKey("rebuild:" + p.Name())
 	var got bool
 	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&got); err != nil {
 		return err

@@ -12,11 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/internal/follow"
 )
-
-// batchTimeout bounds one batch transaction, so that a stuck database cannot
-// hold shutdown forever.
-const batchTimeout = 30 * time.Second
 
 // RunnerOptions tune a Runner; the zero value is fine.
 type RunnerOptions struct {
@@ -27,7 +24,7 @@ type RunnerOptions struct {
 	// CheckpointEvery bounds how long the checkpoint stays behind events
 	// the projection does not handle (default DefaultCheckpointEvery).
 	CheckpointEvery time.Duration
-	Retry           // backoff and stand-by polling
+	follow.Retry    // backoff and stand-by polling
 	// Prepare runs once, holding the projection's lock, before the first
 	// batch: serve uses it to rebuild a projection whose tables are older
 	// than its code, so that only one instance rebuilds.
@@ -72,7 +69,7 @@ func (o *RunnerOptions) defaults() {
 	if o.CheckpointEvery <= 0 {
 		o.CheckpointEvery = DefaultCheckpointEvery
 	}
-	o.Retry.defaults()
+	o.Retry.Defaults()
 }
 
 // Runner runs one projection: lock, checkpoint, subscription, batches.
@@ -121,10 +118,10 @@ func (r *Runner) Err() error {
 }
 
 // Run runs the projection until ctx ends, restarting after errors with
-// exponential backoff (see Retry.run) and standing by while another process
-// leads.
+// exponential backoff (see follow.Retry.Run) and standing by while another
+// process leads.
 func (r *Runner) Run(ctx context.Context) {
-	r.opts.Retry.run(ctx, r.logger, func(err error) { r.setState(false, err) }, r.lead)
+	r.opts.Retry.Run(ctx, r.logger, func(err error) { r.setState(false, err) }, r.lead)
 }
 
 func (r *Runner) setApplied(pos events.Position, quarantined bool) {
@@ -154,7 +151,7 @@ func (r *Runner) setState(leading bool, err error) {
 // projects until ctx ends or something fails. It reports whether a batch
 // committed.
 func (r *Runner) lead(ctx context.Context) (committed bool, err error) {
-	conn, err := tryLead(ctx, r.pool, r.proj.Name())
+	conn, err := follow.TryLead(ctx, r.pool, r.proj.Name())
 	if err != nil {
 		return false, err
 	}
@@ -211,7 +208,7 @@ func (r *Runner) follow(ctx context.Context, pos events.Position, q *quarantine)
 		}
 		if len(batch) == 0 {
 			var ok bool
-			if batch, ok = nextBatch(ctx, sub, r.opts.BatchSize, skipped.flush()); !ok {
+			if batch, ok = follow.NextBatch(ctx, sub, r.opts.BatchSize, skipped.flush()); !ok {
 				if err := sub.Err(); err != nil {
 					return committed, fmt.Errorf("subscription: %w", err)
 				}
@@ -309,7 +306,7 @@ func (r *Runner) apply(ctx context.Context, q *quarantine, pos events.Position, 
 	for ; ; pre = nil { // a pgx.Batch is sent once
 		// A batch in flight when ctx ends still commits: shutdown stops
 		// projectors after their current batch, not in the middle of it.
-		batchCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), batchTimeout)
+		batchCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), follow.BatchTimeout)
 		next, set, err := applyBatch(batchCtx, r.pool, r.proj, target{checkpoint: r.proj.Name()}, q, pos, batch, pre)
 		cancel()
 		if !errors.Is(err, errQuarantineChanged) || ctx.Err() != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/events/pgstore"
+	"github.com/invoicing/invoicing/internal/follow"
 	"github.com/invoicing/invoicing/internal/pgtest"
 )
 
@@ -202,7 +203,7 @@ func TestFailureMidBatchRollsBackAndRetries(t *testing.T) {
 	e := newEnv(t)
 	last := appendCompanies(t, e.store, 50)
 	proj := &failingOnce{n: 12}
-	r := NewRunner(proj, e.store, e.pool, quiet, RunnerOptions{BatchSize: 10, Retry: Retry{MinBackoff: time.Millisecond}})
+	r := NewRunner(proj, e.store, e.pool, quiet, RunnerOptions{BatchSize: 10, Retry: follow.Retry{MinBackoff: time.Millisecond}})
 	runUntil(t, e, r, last)
 	if !proj.failed.Load() {
 		t.Fatal("setup: the injected failure never happened")
@@ -215,7 +216,7 @@ func TestFailureMidBatchRollsBackAndRetries(t *testing.T) {
 func TestSecondProcessCannotRunTheSameProjection(t *testing.T) {
 	e := newEnv(t)
 	appendCompanies(t, e.store, 20)
-	opts := RunnerOptions{BatchSize: 3, Retry: Retry{StandbyPoll: 10 * time.Millisecond}}
+	opts := RunnerOptions{BatchSize: 3, Retry: follow.Retry{StandbyPoll: 10 * time.Millisecond}}
 	a := NewRunner(Companies{}, e.store, connect(t, e.url), quiet, opts)
 	b := NewRunner(Companies{}, e.store, connect(t, e.url), quiet, opts)
 

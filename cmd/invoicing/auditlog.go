@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/ed25519"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,8 +12,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/invoicing/invoicing/audit"
 	"github.com/invoicing/invoicing/events"
-	"github.com/invoicing/invoicing/projections"
 )
 
 // errLogTampered is verify-log's failure: the log disagrees with what was
@@ -46,16 +44,16 @@ type problemJSON struct {
 	Detail  string `json:"detail"`
 }
 
-func (o verifyLogOptions) inputs() ([]events.Seal, ed25519.PublicKey, error) {
+func (o verifyLogOptions) inputs() ([]audit.Seal, ed25519.PublicKey, error) {
 	var trusted ed25519.PublicKey
 	if o.PublicKey != "" {
-		key, err := base64.StdEncoding.DecodeString(o.PublicKey)
-		if err != nil || len(key) != ed25519.PublicKeySize {
-			return nil, nil, fmt.Errorf("--public-key: want base64 of a 32-byte Ed25519 public key")
+		key, err := audit.ParsePublicKey(o.PublicKey)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--public-key: %w", err)
 		}
 		trusted = key
 	}
-	var seals []events.Seal
+	var seals []audit.Seal
 	for _, path := range o.SealFiles {
 		seal, err := readSeal(path)
 		if err != nil {
@@ -66,14 +64,14 @@ func (o verifyLogOptions) inputs() ([]events.Seal, ed25519.PublicKey, error) {
 	return seals, trusted, nil
 }
 
-func readSeal(path string) (events.Seal, error) {
+func readSeal(path string) (audit.Seal, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return events.Seal{}, fmt.Errorf("seal: %w", err)
+		return audit.Seal{}, fmt.Errorf("seal: %w", err)
 	}
-	var seal events.Seal
+	var seal audit.Seal
 	if err := json.Unmarshal(b, &seal); err != nil {
-		return events.Seal{}, fmt.Errorf("seal %s: %w", path, err)
+		return audit.Seal{}, fmt.Errorf("seal %s: %w", path, err)
 	}
 	return seal, nil
 }
@@ -84,7 +82,7 @@ func verifyLogInStore(ctx context.Context, pool *pgxpool.Pool, store events.Stor
 	if err != nil {
 		return err
 	}
-	report, err := projections.VerifyLog(ctx, pool, store, seals, trusted)
+	report, err := audit.VerifyLog(ctx, pool, store, seals, trusted)
 	if err != nil {
 		return err
 	}
@@ -103,43 +101,14 @@ func verifyLogOffline(o verifyLogOptions, w io.Writer) error {
 		return fmt.Errorf("export: %w", err)
 	}
 	defer f.Close()
-	now, recorded, err := linksOfExport(f)
+	report, err := audit.VerifyExport(f, seals, trusted)
 	if err != nil {
 		return fmt.Errorf("export %s: %w", o.FromExport, err)
 	}
-	return printLogReport(w, events.VerifyLinks(now, recorded, seals, trusted), o.Output)
+	return printLogReport(w, report, o.Output)
 }
 
-// linksOfExport recomputes the chain of a complete export and collects the
-// links its lines recorded.
-func linksOfExport(r io.Reader) (now, recorded []events.ChainLink, err error) {
-	var b events.ChainBuilder
-	scan := bufio.NewScanner(r)
-	scan.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	for scan.Scan() {
-		var line events.ExportLine
-		if err := json.Unmarshal(scan.Bytes(), &line); err != nil {
-			return nil, nil, fmt.Errorf("line %d: %w", len(b.Links())+1, err)
-		}
-		ev, err := line.Event()
-		if err != nil {
-			return nil, nil, err
-		}
-		if _, err := b.Add(ev); err != nil {
-			return nil, nil, err
-		}
-		link, ok, err := line.Link()
-		if err != nil {
-			return nil, nil, err
-		}
-		if ok {
-			recorded = append(recorded, link)
-		}
-	}
-	return b.Links(), recorded, scan.Err()
-}
-
-func printLogReport(w io.Writer, r events.LogReport, format outputFormat) error {
+func printLogReport(w io.Writer, r audit.LogReport, format outputFormat) error {
 	if format == outputJSON {
 		doc := verifyLogJSON{OK: r.OK(), Events: r.Events, Chained: r.Chained, Seals: r.Seals, Problems: []problemJSON{}}
 		for _, p := range r.Problems {
@@ -170,12 +139,26 @@ func eventIDText(id [16]byte) string {
 	return uuid.UUID(id).String()
 }
 
-// printLatestSeal writes the newest seal as one JSON object, the form
-// `verify-log --seal` reads back.
-func printLatestSeal(ctx context.Context, pool *pgxpool.Pool, w io.Writer) error {
-	seal, err := projections.LatestSeal(ctx, pool)
+// unsignedWarning is what `audit seal` says on stderr when the seal it
+// prints is unsigned.
+const unsignedWarning = `warning: this seal is unsigned: it proves nothing against someone who can write the database, who could forge it.
+To sign seals, set AUDIT_SIGNING_KEY to base64 of a 32-byte Ed25519 seed (head -c32 /dev/urandom | base64), the same for the service and for this command; keep it out of the database.
+`
+
+// sealLog is `audit seal`: it seals the log as it stands now (chaining what
+// the sealer has not chained yet) with key, and prints the seal as one JSON
+// object, the form `verify-log --seal` reads back; a warning goes to
+// stderr when the seal is unsigned.
+func sealLog(ctx context.Context, pool *pgxpool.Pool, store events.Store, key ed25519.PrivateKey, stdout, stderr io.Writer) error {
+	seal, err := audit.SealNow(ctx, store, pool, key)
+	if errors.Is(err, audit.ErrSigningKey) {
+		return fmt.Errorf("%w; set AUDIT_SIGNING_KEY to the service's signing key", err)
+	}
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, seal)
+	if seal.Signature == "" {
+		fmt.Fprint(stderr, unsignedWarning)
+	}
+	return writeJSON(stdout, seal)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/invoicing/invoicing/audit"
 	"github.com/invoicing/invoicing/events"
 )
 
@@ -179,5 +181,83 @@ func TestEventsReadFindsAnEntitysStreams(t *testing.T) {
 	}
 	if _, err := cliOut(s.env(), "events", "read", "--entity", "not-a-uuid"); !errors.Is(err, errUsage) {
 		t.Errorf("a malformed id: %v, want a usage error", err)
+	}
+}
+
+// sealCLI runs `audit seal` and decodes the seal it prints.
+func sealCLI(t *testing.T, getenv func(string) string) (audit.Seal, string) {
+	t.Helper()
+	out, errOut, err := runCLI(getenv, "audit", "seal")
+	if err != nil {
+		t.Fatalf("audit seal: %v\n%s", err, errOut)
+	}
+	var seal audit.Seal
+	if err := json.Unmarshal([]byte(out), &seal); err != nil {
+		t.Fatalf("audit seal printed no seal: %v\n%s", err, out)
+	}
+	return seal, errOut
+}
+
+func eventCount(t *testing.T, s *service) uint64 {
+	t.Helper()
+	var n uint64
+	if err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM events`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// withEnv adds variables to getenv's.
+func withEnv(getenv func(string) string, vars map[string]string) func(string) string {
+	return func(k string) string {
+		if v, ok := vars[k]; ok {
+			return v
+		}
+		return getenv(k)
+	}
+}
+
+// The sealer seals its first batch, then once a minute or per 1,000
+// events: `audit seal` does not wait for it, but seals what the log holds.
+func TestAuditSealCoversAnEventAppendedAMomentBefore(t *testing.T) {
+	s := newService(t, func(c *config) {
+		c.Audit = auditConfig{SealEvery: audit.DefaultSealEvery, SealInterval: audit.DefaultSealInterval, SigningKey: auditorKey}
+	})
+	env := withEnv(s.env(), map[string]string{"AUDIT_SIGNING_KEY": base64.StdEncoding.EncodeToString(auditorKey.Seed())})
+	b := newBilling(t, s, "sealed-now", prefixedCompany)
+	id := b.create(t, "seal-now-invoice-1", b.invoiceBody(t, nil))["id"].(string)
+	b.mustChange(t, b.issue(t, id, "seal-now-issue-1")) // a moment before
+	seal, errOut := sealCLI(t, env)
+	if want := eventCount(t, s); seal.Seq != want {
+		t.Fatalf("audit seal right after the writes covers seq %d of %d events", seal.Seq, want)
+	}
+	if seal.Signature == "" || errOut != "" {
+		t.Fatalf("a seal with AUDIT_SIGNING_KEY set: %+v, stderr %q; want it signed, and no warning", seal, errOut)
+	}
+	sealJSON, err := json.Marshal(seal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := base64.StdEncoding.EncodeToString(auditorKey.Public().(ed25519.PublicKey))
+	if out, err := cliOut(s.env(), "audit", "verify-log", "--seal", writeFile(t, "seal.json", string(sealJSON)), "--public-key", pub); err != nil {
+		t.Fatalf("verify-log against the new seal: %v\n%s", err, out)
+	}
+	// Without the service's key, a new seal is refused rather than stored
+	// unsigned beside signed ones.
+	s.createCompany(t, b.tok, "seal-now-company-2", minimalCompany)
+	if _, errOut, err := runCLI(s.env(), "audit", "seal"); err == nil || !strings.Contains(err.Error(), "AUDIT_SIGNING_KEY") {
+		t.Fatalf("audit seal without the key after signed seals: %v\n%s; want an error naming AUDIT_SIGNING_KEY", err, errOut)
+	}
+}
+
+func TestAuditSealWarnsWhenTheSealIsUnsigned(t *testing.T) {
+	s := newService(t)
+	s.createCompany(t, token(t, "unsigned"), "unsigned-company-1", minimalCompany)
+	seal, errOut := sealCLI(t, s.env())
+	if seal.Signature != "" || seal.Seq != eventCount(t, s) {
+		t.Fatalf("audit seal without a key = %+v; want an unsigned seal of every event", seal)
+	}
+	if !strings.Contains(errOut, "warning: this seal is unsigned") || !strings.Contains(errOut, "AUDIT_SIGNING_KEY") {
+		t.Fatalf("stderr %q; want a warning that names AUDIT_SIGNING_KEY", errOut)
 	}
 }

@@ -25,16 +25,23 @@ func newAuditCmd(c *cli) *cobra.Command {
 func newAuditSealCmd(c *cli) *cobra.Command {
 	return &cobra.Command{
 		Use:   "seal",
-		Short: "Print the latest seal of the event log (JSON), to keep outside the database",
-		Long: `seal prints the newest seal the sealer took: the audit chain's hash after
-event "seq", when, and (with AUDIT_SIGNING_KEY set on the service) its
-Ed25519 public key and signature. Keep a copy where the database's
-administrators cannot change it; audit verify-log --seal checks the log
-against it later. The format is in events/README.md.`,
+		Short: "Seal the event log as it stands now and print the seal (JSON), to keep outside the database",
+		Long: `seal seals the event log as it stands now: it chains the events the sealer
+has not chained yet, records a seal of the audit chain's hash after the last
+event ("seq"), and prints it (when the newest seal covers every event
+already, it prints that one). With AUDIT_SIGNING_KEY set, the same key as
+the service's, the seal carries its Ed25519 public key and signature;
+without, it is unsigned and a warning goes to stderr. Keep a copy where the
+database's administrators cannot change it; audit verify-log --seal checks
+the log against it later. The format is in audit/README.md.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withDatabases(cmd.Context(), c.getenv, func(pool *pgxpool.Pool, _ events.Store) error {
-				return printLatestSeal(cmd.Context(), pool, cmd.OutOrStdout())
+			key, err := signingKey(c.getenv)
+			if err != nil {
+				return fmt.Errorf("configuration: %w", err)
+			}
+			return withDatabases(cmd.Context(), c.getenv, func(pool *pgxpool.Pool, store events.Store) error {
+				return sealLog(cmd.Context(), pool, store, key, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			})
 		},
 	}

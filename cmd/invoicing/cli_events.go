@@ -12,11 +12,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
+	"github.com/invoicing/invoicing/audit"
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/projections"
 )
 
-// writeEvents prints events as JSON lines (events.ExportLine): everything
+// writeEvents prints events as JSON lines (audit.ExportLine): everything
 // an auditor needs, the position to resume after, and each event's audit
 // chain link (seq and chain) when the sealer has recorded it.
 func writeEvents(ctx context.Context, pool *pgxpool.Pool, enc *json.Encoder, evs []events.RecordedEvent) error {
@@ -24,16 +25,16 @@ func writeEvents(ctx context.Context, pool *pgxpool.Pool, enc *json.Encoder, evs
 	for i, ev := range evs {
 		positions[i] = ev.Position
 	}
-	links, err := projections.LinksAt(ctx, pool, positions)
+	links, err := audit.LinksAt(ctx, pool, positions)
 	if err != nil {
 		return err
 	}
 	for _, ev := range evs {
-		var link *events.ChainLink
+		var link *audit.ChainLink
 		if l, ok := links[ev.Position]; ok {
 			link = &l
 		}
-		if err := enc.Encode(events.NewExportLine(ev, link)); err != nil {
+		if err := enc.Encode(audit.NewExportLine(ev, link)); err != nil {
 			return err
 		}
 	}

@@ -13,10 +13,9 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/invoicing/invoicing/audit"
 	"github.com/invoicing/invoicing/command"
-	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/events/esdb"
-	"github.com/invoicing/invoicing/projections"
 	"github.com/invoicing/invoicing/transport"
 	"github.com/invoicing/invoicing/transport/auth"
 )
@@ -182,7 +181,7 @@ func duration(getenv func(string) string, name string, def time.Duration, proble
 // loadAuditConfig reads the sealer's settings. The signing key is never
 // echoed.
 func loadAuditConfig(getenv func(string) string, cfg *config, problems *[]error) {
-	cfg.Audit = auditConfig{SealEvery: projections.DefaultSealEvery, SealInterval: projections.DefaultSealInterval}
+	cfg.Audit = auditConfig{SealEvery: audit.DefaultSealEvery, SealInterval: audit.DefaultSealInterval}
 	switch v := getenv("AUDIT_SEALER"); v {
 	case "", "on":
 	case "off":
@@ -190,13 +189,11 @@ func loadAuditConfig(getenv func(string) string, cfg *config, problems *[]error)
 	default:
 		*problems = append(*problems, fmt.Errorf("AUDIT_SEALER=%q: want on or off", v))
 	}
-	if v := getenv("AUDIT_SIGNING_KEY"); v != "" {
-		key, err := events.ParseSigningKey(v)
-		if err != nil {
-			*problems = append(*problems, fmt.Errorf("AUDIT_SIGNING_KEY: %w", err))
-		}
-		cfg.Audit.SigningKey = key
+	key, err := signingKey(getenv)
+	if err != nil {
+		*problems = append(*problems, err)
 	}
+	cfg.Audit.SigningKey = key
 	if v := getenv("AUDIT_SEAL_EVERY"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
@@ -205,6 +202,20 @@ func loadAuditConfig(getenv func(string) string, cfg *config, problems *[]error)
 		cfg.Audit.SealEvery = n
 	}
 	cfg.Audit.SealInterval = duration(getenv, "AUDIT_SEAL_INTERVAL", cfg.Audit.SealInterval, problems)
+}
+
+// signingKey reads AUDIT_SIGNING_KEY, the key that signs seals: the
+// sealer's, and `audit seal`'s; nil when it is unset.
+func signingKey(getenv func(string) string) (ed25519.PrivateKey, error) {
+	v := getenv("AUDIT_SIGNING_KEY")
+	if v == "" {
+		return nil, nil
+	}
+	key, err := audit.ParseSigningKey(v)
+	if err != nil {
+		return nil, fmt.Errorf("AUDIT_SIGNING_KEY: %w", err)
+	}
+	return key, nil
 }
 
 // loadTelemetryConfig reads METRICS_ADDR and whether to export traces.

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/invoicing/invoicing/audit"
 	"github.com/invoicing/invoicing/internal/pgtest"
-	"github.com/invoicing/invoicing/projections"
 )
 
 func TestServeWithUnreachableEventStoreDBFailsFast(t *testing.T) {
@@ -215,7 +215,7 @@ func TestAuditSettings(t *testing.T) {
 		check   func(auditConfig) bool
 	}{
 		{"defaults", nil, "", func(a auditConfig) bool {
-			return !a.Off && a.SigningKey == nil && a.SealEvery == projections.DefaultSealEvery && a.SealInterval == projections.DefaultSealInterval
+			return !a.Off && a.SigningKey == nil && a.SealEvery == audit.DefaultSealEvery && a.SealInterval == audit.DefaultSealInterval
 		}},
 		{"a signing key", map[string]string{"AUDIT_SIGNING_KEY": seed}, "", func(a auditConfig) bool { return a.SigningKey != nil }},
 		{"a short key", map[string]string{"AUDIT_SIGNING_KEY": "c2hvcnQ="}, "AUDIT_SIGNING_KEY", nil},

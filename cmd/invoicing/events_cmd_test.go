@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/invoicing/invoicing/audit"
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/events/pgstore"
 	"github.com/invoicing/invoicing/internal/pgtest"
@@ -36,7 +37,7 @@ func newPGStore(t *testing.T) (pgStore, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	if err := errors.Join(pgstore.Migrate(context.Background(), pool), projections.Migrate(context.Background(), pool)); err != nil {
+	if err := errors.Join(pgstore.Migrate(context.Background(), pool), projections.Migrate(context.Background(), pool), audit.Migrate(context.Background(), pool)); err != nil {
 		t.Fatal(err)
 	}
 	store := pgstore.New(pool, slog.New(slog.NewJSONHandler(io.Discard, nil)), pgstore.Options{PollInterval: 20 * time.Millisecond})
@@ -57,13 +58,13 @@ func appendN(t *testing.T, store events.Store, n int, account string) {
 	}
 }
 
-func decodeLines(t *testing.T, out string) []events.ExportLine {
+func decodeLines(t *testing.T, out string) []audit.ExportLine {
 	t.Helper()
-	var lines []events.ExportLine
+	var lines []audit.ExportLine
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		var l events.ExportLine
+		var l audit.ExportLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatalf("line %q: %v", sc.Text(), err)
 		}

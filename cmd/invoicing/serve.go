@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/multitracer"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/invoicing/invoicing/audit"
 	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/events/pgstore"
@@ -48,7 +49,7 @@ type app struct {
 	pool   *pgxpool.Pool
 	store  events.Store
 	group  *projections.Group
-	sealer *projections.Sealer
+	sealer *audit.Sealer
 	// sealerOff: this instance never seals (AUDIT_SEALER=off).
 	sealerOff bool
 	handler   http.Handler
@@ -84,7 +85,7 @@ func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
 	commands := command.NewHandler(command.Config{
 		Store: store, Waiter: group, Directory: command.CachedDirectory(directory{queries}, command.DefaultDirectoryCacheSize), Logger: logger, WaitTimeout: cfg.WaitTimeout,
 	})
-	sealer := projections.NewSealer(store, pool, logger, projections.SealerOptions{
+	sealer := audit.NewSealer(store, pool, logger, audit.SealerOptions{
 		SealEvery: cfg.Audit.SealEvery, SealInterval: cfg.Audit.SealInterval, Key: cfg.Audit.SigningKey,
 		Yield: group.CatchingUp,
 	})
@@ -98,9 +99,9 @@ func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
 }
 
 // openDatabases connects to PostgreSQL and the event store and applies
-// pending migrations: the event store's, the projections' bookkeeping, and
-// the tables of projections that have none yet. poolOptions adjust the
-// pool's configuration (serve's tracer).
+// pending migrations: the event store's, the projections' bookkeeping, the
+// tables of projections that have none yet, and the audit chain's.
+// poolOptions adjust the pool's configuration (serve's tracer).
 func openDatabases(ctx context.Context, cfg config, logger *slog.Logger, poolOptions ...func(*pgxpool.Config)) (*pgxpool.Pool, events.Store, error) {
 	pool, err := openPool(ctx, cfg.DatabaseURL, poolOptions...)
 	if err != nil {
@@ -111,7 +112,11 @@ func openDatabases(ctx context.Context, cfg config, logger *slog.Logger, poolOpt
 		pool.Close()
 		return nil, nil, err
 	}
-	if err := migrateReadModels(ctx, pool); err != nil {
+	err = migrateReadModels(ctx, pool)
+	if err == nil {
+		err = migrateAudit(ctx, pool)
+	}
+	if err != nil {
 		store.Close()
 		pool.Close()
 		return nil, nil, err
@@ -128,6 +133,14 @@ func migrateReadModels(ctx context.Context, pool *pgxpool.Pool) error {
 	}
 	if _, err := projections.Install(ctx, pool, projections.All()); err != nil {
 		return fmt.Errorf("install read models: %w", err)
+	}
+	return nil
+}
+
+// migrateAudit creates the audit chain's tables.
+func migrateAudit(ctx context.Context, pool *pgxpool.Pool) error {
+	if err := audit.Migrate(ctx, pool); err != nil {
+		return fmt.Errorf("migrate the audit chain: %w", err)
 	}
 	return nil
 }

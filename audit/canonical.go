@@ -1,4 +1,4 @@
-package events
+package audit
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+
+	"github.com/invoicing/invoicing/events"
 )
 
 // CanonicalJSON re-encodes a JSON value in the JSON Canonicalization Scheme
@@ -372,7 +374,7 @@ func FormatRecordedAt(t time.Time) string {
 // with data and metadata as the JSON values the event holds and recorded_at
 // as FormatRecordedAt writes it. Every field an export line shows is
 // covered, so the export alone lets anyone recompute it.
-func CanonicalEvent(ev RecordedEvent) ([]byte, error) {
+func CanonicalEvent(ev events.RecordedEvent) ([]byte, error) {
 	// data, metadata and the rest of the envelope: about 200 bytes.
 	b := make([]byte, 0, len(ev.Data)+len(ev.Metadata)+256)
 	b = append(b, `{"data":`...)
@@ -397,7 +399,7 @@ func CanonicalEvent(ev RecordedEvent) ([]byte, error) {
 // sorted; data, id and metadata come before them), around data and
 // metadata already in canonical form: the event's data is parsed once, not
 // once more as part of the envelope.
-func appendEnvelopeTail(b []byte, ev RecordedEvent) ([]byte, error) {
+func appendEnvelopeTail(b []byte, ev events.RecordedEvent) ([]byte, error) {
 	b = append(b, `,"recorded_at":`...)
 	b = appendCanonicalString(b, FormatRecordedAt(ev.RecordedAt))
 	b = append(b, `,"revision":`...)

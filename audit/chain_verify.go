@@ -1,9 +1,11 @@
-package events
+package audit
 
 import (
 	"fmt"
 
 	"github.com/google/uuid"
+
+	"github.com/invoicing/invoicing/events"
 )
 
 // ChainLink is one link of the audit chain: the sequence number of an
@@ -56,7 +58,7 @@ type ChainBuilder struct {
 }
 
 // Add links the next event.
-func (b *ChainBuilder) Add(ev RecordedEvent) (ChainLink, error) {
+func (b *ChainBuilder) Add(ev events.RecordedEvent) (ChainLink, error) {
 	next, err := Chain(b.last, ev)
 	if err != nil {
 		return ChainLink{}, err

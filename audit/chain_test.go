@@ -1,4 +1,4 @@
-package events
+package audit
 
 import (
 	"crypto/ed25519"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/invoicing/invoicing/events"
 )
 
 func TestCanonicalJSONFollowsRFC8785(t *testing.T) {
@@ -32,16 +34,16 @@ func TestCanonicalJSONFollowsRFC8785(t *testing.T) {
 	}
 }
 
-func testEvent(i int, note string) RecordedEvent {
+func testEvent(i int, note string) events.RecordedEvent {
 	data, _ := json.Marshal(map[string]any{"n": i, "note": note})
-	return RecordedEvent{
-		ID: EventID("s", uint64(i)), Type: TypeCompanyCreated, Data: data, Metadata: json.RawMessage(`{"account_id":"a"}`),
-		Stream: "s", Revision: uint64(i), Position: NewPosition(1, uint64(i)),
+	return events.RecordedEvent{
+		ID: events.EventID("s", uint64(i)), Type: events.TypeCompanyCreated, Data: data, Metadata: json.RawMessage(`{"account_id":"a"}`),
+		Stream: "s", Revision: uint64(i), Position: events.NewPosition(1, uint64(i)),
 		RecordedAt: time.Date(2025, 1, 2, 3, 4, 5, 123456000, time.UTC),
 	}
 }
 
-func links(t *testing.T, evs []RecordedEvent) []ChainLink {
+func links(t *testing.T, evs []events.RecordedEvent) []ChainLink {
 	t.Helper()
 	var b ChainBuilder
 	for _, ev := range evs {
@@ -67,11 +69,11 @@ func TestCanonicalEventIsStableAndCoversEveryField(t *testing.T) {
 	if again, _ := CanonicalEvent(spaced); string(again) != want {
 		t.Fatalf("white space and member order changed the canonical form: %s", again)
 	}
-	for name, edit := range map[string]func(*RecordedEvent){
-		"data": func(e *RecordedEvent) { e.Data = json.RawMessage(`{"n":2,"note":"x"}`) }, "metadata": func(e *RecordedEvent) { e.Metadata = json.RawMessage(`{}`) },
-		"type": func(e *RecordedEvent) { e.Type = TypeInvoiceDrafted }, "stream": func(e *RecordedEvent) { e.Stream = "t" },
-		"revision": func(e *RecordedEvent) { e.Revision = 9 }, "id": func(e *RecordedEvent) { e.ID = EventID("t", 1) },
-		"recorded_at": func(e *RecordedEvent) { e.RecordedAt = e.RecordedAt.Add(time.Microsecond) },
+	for name, edit := range map[string]func(*events.RecordedEvent){
+		"data": func(e *events.RecordedEvent) { e.Data = json.RawMessage(`{"n":2,"note":"x"}`) }, "metadata": func(e *events.RecordedEvent) { e.Metadata = json.RawMessage(`{}`) },
+		"type": func(e *events.RecordedEvent) { e.Type = events.TypeInvoiceDrafted }, "stream": func(e *events.RecordedEvent) { e.Stream = "t" },
+		"revision": func(e *events.RecordedEvent) { e.Revision = 9 }, "id": func(e *events.RecordedEvent) { e.ID = events.EventID("t", 1) },
+		"recorded_at": func(e *events.RecordedEvent) { e.RecordedAt = e.RecordedAt.Add(time.Microsecond) },
 	} {
 		changed := ev
 		edit(&changed)
@@ -84,23 +86,23 @@ func TestCanonicalEventIsStableAndCoversEveryField(t *testing.T) {
 func uuidString(id [16]byte) string { return uuid.UUID(id).String() }
 
 func TestCompareChainNamesTheFirstDifference(t *testing.T) {
-	orig := []RecordedEvent{testEvent(1, "a"), testEvent(2, "b"), testEvent(3, "c"), testEvent(4, "d")}
+	orig := []events.RecordedEvent{testEvent(1, "a"), testEvent(2, "b"), testEvent(3, "c"), testEvent(4, "d")}
 	recorded := links(t, orig)
-	changed := append([]RecordedEvent(nil), orig...)
+	changed := append([]events.RecordedEvent(nil), orig...)
 	changed[2] = testEvent(3, "C")
 	extra := testEvent(9, "new")
 	tests := []struct {
 		name string
-		now  []RecordedEvent
+		now  []events.RecordedEvent
 		want *Discrepancy
 	}{
 		{"the same log", orig, nil},
-		{"more events than chained", append(append([]RecordedEvent(nil), orig...), extra), nil},
+		{"more events than chained", append(append([]events.RecordedEvent(nil), orig...), extra), nil},
 		{"one event changed", changed, &Discrepancy{Seq: 3, Kind: DiffChanged, EventID: orig[2].ID}},
-		{"one event deleted", []RecordedEvent{orig[0], orig[2], orig[3]}, &Discrepancy{Seq: 2, Kind: DiffMissing, EventID: orig[1].ID}},
+		{"one event deleted", []events.RecordedEvent{orig[0], orig[2], orig[3]}, &Discrepancy{Seq: 2, Kind: DiffMissing, EventID: orig[1].ID}},
 		{"the last event deleted", orig[:3], &Discrepancy{Seq: 4, Kind: DiffMissing, EventID: orig[3].ID}},
-		{"one event inserted", []RecordedEvent{orig[0], extra, orig[1], orig[2], orig[3]}, &Discrepancy{Seq: 2, Kind: DiffInserted, EventID: extra.ID}},
-		{"two events swapped", []RecordedEvent{orig[0], orig[2], orig[1], orig[3]}, &Discrepancy{Seq: 2, Kind: DiffReordered, EventID: orig[1].ID}},
+		{"one event inserted", []events.RecordedEvent{orig[0], extra, orig[1], orig[2], orig[3]}, &Discrepancy{Seq: 2, Kind: DiffInserted, EventID: extra.ID}},
+		{"two events swapped", []events.RecordedEvent{orig[0], orig[2], orig[1], orig[3]}, &Discrepancy{Seq: 2, Kind: DiffReordered, EventID: orig[1].ID}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,7 +115,7 @@ func TestCompareChainNamesTheFirstDifference(t *testing.T) {
 }
 
 func TestSealsAreSignedAndChecked(t *testing.T) {
-	evs := []RecordedEvent{testEvent(1, "a"), testEvent(2, "b")}
+	evs := []events.RecordedEvent{testEvent(1, "a"), testEvent(2, "b")}
 	now := links(t, evs)
 	key := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
 	seal := Seal{Version: SealVersion, Seq: 2, Chain: now[1].Chain.String(), SealedAt: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
@@ -135,7 +137,7 @@ func TestSealsAreSignedAndChecked(t *testing.T) {
 	if err := seal.Verify(other.Public().(ed25519.PublicKey)); !errors.Is(err, ErrBadSignature) {
 		t.Fatalf("a seal by another key passes for the trusted one: %v", err)
 	}
-	rewritten := links(t, []RecordedEvent{testEvent(1, "a"), testEvent(2, "B")})
+	rewritten := links(t, []events.RecordedEvent{testEvent(1, "a"), testEvent(2, "B")})
 	if d := CheckSeal(rewritten, seal); d == nil || d.Seq != 2 || d.Kind != DiffSeal {
 		t.Fatalf("a rewritten log against an old seal: %v", d)
 	}

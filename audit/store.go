@@ -1,4 +1,4 @@
-package projections
+package audit
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 )
 
 // ErrNoSeal means no seal has been taken yet.
-var ErrNoSeal = errors.New("projections: no seal has been taken yet")
+var ErrNoSeal = errors.New("audit: no seal has been taken yet")
 
 // readAllPage is how many events a verification reads at a time.
 const readAllPage = 1000
@@ -22,50 +22,50 @@ const readAllPage = 1000
 const sealColumns = `seq, chain, sealed_at, public_key, signature`
 
 // LatestSeal returns the newest stored seal, or ErrNoSeal.
-func LatestSeal(ctx context.Context, pool *pgxpool.Pool) (events.Seal, error) {
+func LatestSeal(ctx context.Context, pool *pgxpool.Pool) (Seal, error) {
 	seals, err := querySeals(ctx, pool, `SELECT `+sealColumns+` FROM public.audit_seals ORDER BY seq DESC LIMIT 1`)
 	if err != nil {
-		return events.Seal{}, err
+		return Seal{}, err
 	}
 	if len(seals) == 0 {
-		return events.Seal{}, ErrNoSeal
+		return Seal{}, ErrNoSeal
 	}
 	return seals[0], nil
 }
 
 // StoredSeals returns every stored seal, oldest first.
-func StoredSeals(ctx context.Context, pool *pgxpool.Pool) ([]events.Seal, error) {
+func StoredSeals(ctx context.Context, pool *pgxpool.Pool) ([]Seal, error) {
 	return querySeals(ctx, pool, `SELECT `+sealColumns+` FROM public.audit_seals ORDER BY seq`)
 }
 
-func querySeals(ctx context.Context, pool *pgxpool.Pool, sql string) ([]events.Seal, error) {
+func querySeals(ctx context.Context, pool *pgxpool.Pool, sql string) ([]Seal, error) {
 	rows, err := pool.Query(ctx, sql)
 	if err != nil {
 		return nil, fmt.Errorf("read seals: %w", err)
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (events.Seal, error) {
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Seal, error) {
 		var (
-			s     events.Seal
+			s     Seal
 			seq   int64
 			chain []byte
 		)
 		err := row.Scan(&seq, &chain, &s.SealedAt, &s.PublicKey, &s.Signature)
-		var c events.ChainHash
+		var c ChainHash
 		copy(c[:], chain)
-		s.Version, s.Seq, s.Chain, s.SealedAt = events.SealVersion, uint64(seq), c.String(), s.SealedAt.UTC()
+		s.Version, s.Seq, s.Chain, s.SealedAt = SealVersion, uint64(seq), c.String(), s.SealedAt.UTC()
 		return s, err
 	})
 }
 
 // RecordedLinks returns the chain links the sealer recorded, in order.
-func RecordedLinks(ctx context.Context, pool *pgxpool.Pool) ([]events.ChainLink, error) {
+func RecordedLinks(ctx context.Context, pool *pgxpool.Pool) ([]ChainLink, error) {
 	rows, err := pool.Query(ctx, `SELECT seq, event_id, chain FROM public.audit_chain ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("read the chain: %w", err)
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (events.ChainLink, error) {
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (ChainLink, error) {
 		var (
-			l     events.ChainLink
+			l     ChainLink
 			seq   int64
 			id    uuid.UUID
 			chain []byte
@@ -79,7 +79,7 @@ func RecordedLinks(ctx context.Context, pool *pgxpool.Pool) ([]events.ChainLink,
 
 // LinksAt returns the recorded links of the events at positions, for
 // exports; events not chained yet are absent from the map.
-func LinksAt(ctx context.Context, pool *pgxpool.Pool, positions []events.Position) (map[events.Position]events.ChainLink, error) {
+func LinksAt(ctx context.Context, pool *pgxpool.Pool, positions []events.Position) (map[events.Position]ChainLink, error) {
 	texts := make([]string, len(positions))
 	for i, p := range positions {
 		texts[i] = p.String()
@@ -88,7 +88,7 @@ func LinksAt(ctx context.Context, pool *pgxpool.Pool, positions []events.Positio
 	if err != nil {
 		return nil, fmt.Errorf("read chain links: %w", err)
 	}
-	out := make(map[events.Position]events.ChainLink, len(positions))
+	out := make(map[events.Position]ChainLink, len(positions))
 	var (
 		pos   string
 		seq   int64
@@ -100,7 +100,7 @@ func LinksAt(ctx context.Context, pool *pgxpool.Pool, positions []events.Positio
 		if err != nil {
 			return err
 		}
-		l := events.ChainLink{Seq: uint64(seq), EventID: id}
+		l := ChainLink{Seq: uint64(seq), EventID: id}
 		copy(l.Chain[:], chain)
 		out[p] = l
 		return nil
@@ -110,8 +110,8 @@ func LinksAt(ctx context.Context, pool *pgxpool.Pool, positions []events.Positio
 
 // RecomputeLinks reads the whole log in global order and recomputes its
 // chain.
-func RecomputeLinks(ctx context.Context, store events.Store) ([]events.ChainLink, error) {
-	var b events.ChainBuilder
+func RecomputeLinks(ctx context.Context, store events.Store) ([]ChainLink, error) {
+	var b ChainBuilder
 	var from events.Position
 	for {
 		page, err := store.ReadAll(ctx, from, readAllPage)
@@ -135,46 +135,18 @@ func RecomputeLinks(ctx context.Context, store events.Store) ([]events.ChainLink
 // trusted, when set, is the only key whose signatures are accepted. It
 // does not look at the read models: a log rewritten and then rebuilt into
 // projections is caught all the same.
-func VerifyLog(ctx context.Context, pool *pgxpool.Pool, store events.Store, extra []events.Seal, trusted ed25519.PublicKey) (events.LogReport, error) {
+func VerifyLog(ctx context.Context, pool *pgxpool.Pool, store events.Store, extra []Seal, trusted ed25519.PublicKey) (LogReport, error) {
 	recorded, err := RecordedLinks(ctx, pool)
 	if err != nil {
-		return events.LogReport{}, err
+		return LogReport{}, err
 	}
 	seals, err := StoredSeals(ctx, pool)
 	if err != nil {
-		return events.LogReport{}, err
+		return LogReport{}, err
 	}
 	now, err := RecomputeLinks(ctx, store)
 	if err != nil {
-		return events.LogReport{}, err
+		return LogReport{}, err
 	}
-	return events.VerifyLinks(now, recorded, append(seals, extra...), trusted), nil
-}
-
-// ErrUnknownEntity means no read model knows an id.
-var ErrUnknownEntity = errors.New("projections: no company, customer or invoice has this id")
-
-// EntityStreams returns the streams that hold an entity's events, by its
-// company, customer or invoice id (stream names are hashes only the service
-// can compute): the entity's own stream, and for a company its invoice
-// numbering stream when it has one. It reads the read models, across
-// accounts: it is an operator's and auditor's tool.
-func EntityStreams(ctx context.Context, pool *pgxpool.Pool, id uuid.UUID) ([]string, error) {
-	var stream, account, kind string
-	err := pool.QueryRow(ctx, `
-		SELECT stream_name, account_id, 'company' FROM companies WHERE id = $1
-		UNION ALL SELECT stream_name, account_id, 'customer' FROM customers WHERE id = $1
-		UNION ALL SELECT stream_name, account_id, 'invoice' FROM invoices WHERE id = $1
-		LIMIT 1`, id).Scan(&stream, &account, &kind)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("%w: %s", ErrUnknownEntity, id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("find the streams of %s: %w", id, err)
-	}
-	streams := []string{stream}
-	if kind == "company" {
-		streams = append(streams, events.NumberingStreamName(account, id.String()))
-	}
-	return streams, nil
+	return VerifyLinks(now, recorded, append(seals, extra...), trusted), nil
 }

@@ -1,4 +1,4 @@
-package events
+package audit
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/invoicing/invoicing/events"
 )
 
 // ExportLine is one event as `invoicing events export` and `events read`
@@ -29,7 +31,7 @@ type ExportLine struct {
 }
 
 // NewExportLine describes ev, with its chain link when it has one.
-func NewExportLine(ev RecordedEvent, link *ChainLink) ExportLine {
+func NewExportLine(ev events.RecordedEvent, link *ChainLink) ExportLine {
 	line := ExportLine{
 		Position: ev.Position.String(), Stream: ev.Stream, Revision: ev.Revision,
 		ID: uuid.UUID(ev.ID).String(), Type: ev.Type, RecordedAt: FormatRecordedAt(ev.RecordedAt),
@@ -43,20 +45,20 @@ func NewExportLine(ev RecordedEvent, link *ChainLink) ExportLine {
 }
 
 // Event turns a line back into the event it describes.
-func (l ExportLine) Event() (RecordedEvent, error) {
+func (l ExportLine) Event() (events.RecordedEvent, error) {
 	id, err := uuid.Parse(l.ID)
 	if err != nil {
-		return RecordedEvent{}, fmt.Errorf("export line at %s: id: %w", l.Position, err)
+		return events.RecordedEvent{}, fmt.Errorf("export line at %s: id: %w", l.Position, err)
 	}
 	at, err := time.Parse(time.RFC3339Nano, l.RecordedAt)
 	if err != nil {
-		return RecordedEvent{}, fmt.Errorf("export line at %s: recorded_at: %w", l.Position, err)
+		return events.RecordedEvent{}, fmt.Errorf("export line at %s: recorded_at: %w", l.Position, err)
 	}
-	pos, err := ParsePosition(l.Position)
+	pos, err := events.ParsePosition(l.Position)
 	if err != nil {
-		return RecordedEvent{}, err
+		return events.RecordedEvent{}, err
 	}
-	return RecordedEvent{ID: id, Type: l.Type, Data: l.Data, Metadata: l.Metadata, Stream: l.Stream,
+	return events.RecordedEvent{ID: id, Type: l.Type, Data: l.Data, Metadata: l.Metadata, Stream: l.Stream,
 		Revision: l.Revision, Position: pos, RecordedAt: at}, nil
 }
 

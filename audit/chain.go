@@ -1,4 +1,4 @@
-package events
+package audit
 
 import (
 	"crypto/ed25519"
@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/invoicing/invoicing/events"
 )
 
 // ChainHash is a link of the audit chain over the global order:
@@ -32,7 +34,7 @@ func NextChain(prev ChainHash, canonical []byte) ChainHash {
 }
 
 // Chain links an event to prev.
-func Chain(prev ChainHash, ev RecordedEvent) (ChainHash, error) {
+func Chain(prev ChainHash, ev events.RecordedEvent) (ChainHash, error) {
 	canonical, err := CanonicalEvent(ev)
 	if err != nil {
 		return ChainHash{}, err
@@ -73,7 +75,7 @@ type Seal struct {
 }
 
 // ErrBadSignature means a seal's signature does not verify.
-var ErrBadSignature = errors.New("events: the seal's signature does not verify")
+var ErrBadSignature = errors.New("audit: the seal's signature does not verify")
 
 // SignedMessage is what a seal's signature covers: the canonical JSON of the
 // seal without its signature.
@@ -122,6 +124,17 @@ func (s Seal) Verify(trusted ed25519.PublicKey) error {
 		return ErrBadSignature
 	}
 	return nil
+}
+
+// ParsePublicKey reads an Ed25519 public key given as base64 of its 32
+// bytes, as seals carry it (the only key `audit verify-log --public-key`
+// trusts).
+func ParsePublicKey(s string) (ed25519.PublicKey, error) {
+	key, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(key) != ed25519.PublicKeySize {
+		return nil, errors.New("want base64 of a 32-byte Ed25519 public key")
+	}
+	return key, nil
 }
 
 // ParseSigningKey reads an Ed25519 private key given as base64 of its 32-byte

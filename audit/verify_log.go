@@ -1,8 +1,12 @@
-package events
+package audit
 
 import (
+	"bufio"
 	"cmp"
 	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"io"
 	"slices"
 )
 
@@ -47,4 +51,45 @@ func VerifyLinks(now, recorded []ChainLink, seals []Seal, trusted ed25519.Public
 	}
 	slices.SortStableFunc(r.Problems, func(a, b Discrepancy) int { return cmp.Compare(a.Seq, b.Seq) })
 	return r
+}
+
+// VerifyExport checks a complete export (JSON lines, as `events export`
+// prints them, from the first event) without a database: it recomputes the
+// chain from the lines and checks it against the links the lines carry and
+// against seals, as VerifyLinks does.
+func VerifyExport(r io.Reader, seals []Seal, trusted ed25519.PublicKey) (LogReport, error) {
+	now, recorded, err := linksOfExport(r)
+	if err != nil {
+		return LogReport{}, err
+	}
+	return VerifyLinks(now, recorded, seals, trusted), nil
+}
+
+// linksOfExport recomputes the chain of a complete export and collects the
+// links its lines recorded.
+func linksOfExport(r io.Reader) (now, recorded []ChainLink, err error) {
+	var b ChainBuilder
+	scan := bufio.NewScanner(r)
+	scan.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	for scan.Scan() {
+		var line ExportLine
+		if err := json.Unmarshal(scan.Bytes(), &line); err != nil {
+			return nil, nil, fmt.Errorf("line %d: %w", len(b.Links())+1, err)
+		}
+		ev, err := line.Event()
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, err := b.Add(ev); err != nil {
+			return nil, nil, err
+		}
+		link, ok, err := line.Link()
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			recorded = append(recorded, link)
+		}
+	}
+	return b.Links(), recorded, scan.Err()
 }
