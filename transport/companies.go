@@ -3,6 +3,7 @@ package transport
 import (
 	"net/http"
 
+	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/query"
 )
 
@@ -10,7 +11,7 @@ import (
 // GET /v1/companies/{company_id}.
 
 func (s *server) createCompany(w http.ResponseWriter, r *http.Request) error {
-	body, err := readObject(r, s.MaxBodyBytes)
+	body, err := decodeCommand(r, s.MaxBodyBytes, bodyRequired, command.ParseCreateCompany)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/query"
 )
 
@@ -16,7 +17,7 @@ func (s *server) createCustomer(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := readObject(r, s.MaxBodyBytes)
+	body, err := decodeCommand(r, s.MaxBodyBytes, bodyRequired, command.ParseCreateCustomer)
 	if err != nil {
 		return err
 	}

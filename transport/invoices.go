@@ -20,7 +20,7 @@ func (s *server) createInvoice(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := readObject(r, s.MaxBodyBytes)
+	body, err := decodeCommand(r, s.MaxBodyBytes, bodyRequired, command.ParseCreateInvoice)
 	if err != nil {
 		return err
 	}
@@ -75,22 +75,23 @@ func (s *server) listInvoices(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) issueInvoice(w http.ResponseWriter, r *http.Request) error {
-	return s.changeInvoice(w, r, s.Commands.IssueInvoice)
+	return changeInvoice(s, w, r, command.ParseIssueInvoice, s.Commands.IssueInvoice)
 }
 
 func (s *server) voidInvoice(w http.ResponseWriter, r *http.Request) error {
-	return s.changeInvoice(w, r, s.Commands.VoidInvoice)
+	return changeInvoice(s, w, r, command.ParseVoidInvoice, s.Commands.VoidInvoice)
 }
 
-// changeInvoice runs a lifecycle operation (issue, void): 200 with the
-// invoice as the operation left it.
-func (s *server) changeInvoice(w http.ResponseWriter, r *http.Request,
-	change func(context.Context, command.Request, string, string, map[string]any) (command.Result[events.Invoice], error)) error {
+// changeInvoice runs a lifecycle operation (issue, void), which may be sent
+// without a body: 200 with the invoice as the operation left it.
+func changeInvoice[T any](s *server, w http.ResponseWriter, r *http.Request,
+	parse func([]byte) (command.Parsed[T], error),
+	change func(context.Context, command.Request, string, string, command.Parsed[T]) (command.Result[events.Invoice], error)) error {
 	companyID, invoiceID, err := invoiceParams(r)
 	if err != nil {
 		return err
 	}
-	body, err := readOptionalObject(r, s.MaxBodyBytes)
+	body, err := decodeCommand(r, s.MaxBodyBytes, bodyOptional, parse)
 	if err != nil {
 		return err
 	}
