@@ -40,9 +40,9 @@ func readCreateCustomer(r *reader, body map[string]any) CreateCustomer {
 }
 
 // CreateCustomer creates a customer of the caller's company companyID
-// (ErrNotFound unless the company is the caller's). The company takes part
-// in the idempotency scope: the same key under another company is another
-// request.
+// (events.ErrNotFound unless the company is the caller's). The company
+// takes part in the idempotency scope: the same key under another company
+// is another request.
 func (h *Handler) CreateCustomer(ctx context.Context, req Request, companyID string, body Parsed[CreateCustomer]) (Result[events.CustomerCreated], error) {
 	var out Result[events.CustomerCreated]
 	if err := CheckIdempotencyKey(req.IdempotencyKey); err != nil {

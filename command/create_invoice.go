@@ -150,7 +150,7 @@ func (h *Handler) CreateInvoice(ctx context.Context, req Request, companyID stri
 		return out, err
 	}
 	customer, err := h.cfg.Directory.Customer(ctx, req.Actor.AccountID, companyID, in.CustomerID)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, events.ErrNotFound) {
 		return out, &ValidationError{Violations: []Violation{{Path: customerPath, Message: "is not a customer of this company"}}}
 	}
 	if err != nil {

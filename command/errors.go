@@ -6,10 +6,6 @@ import (
 	"strings"
 )
 
-// ErrNotFound means a resource in the request's path does not exist within
-// the caller's account (or company). Existence elsewhere is never revealed.
-var ErrNotFound = errors.New("not found")
-
 // ErrIdempotencyKeyReused means the idempotency key already created an entity
 // from a different request.
 var ErrIdempotencyKeyReused = errors.New("idempotency key already used for a different request")

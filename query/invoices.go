@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/internal/pgerr"
 )
 
 // InvoiceSummary is the list form of an invoice.
@@ -50,19 +53,19 @@ const fullColumns = summaryColumns + `, customer, issuer, language, lines,
 	coalesce(purchase_order_reference, ''), coalesce(notes, ''), coalesce(terms, '')`
 
 // InvoiceStream returns the event stream of an invoice of the account's
-// company, or ErrNotFound.
+// company, or events.ErrNotFound.
 func (s *Store) InvoiceStream(ctx context.Context, accountID, companyID, id string) (string, error) {
 	if !validID(id) || !validID(companyID) {
-		return "", ErrNotFound
+		return "", events.ErrNotFound
 	}
 	var stream string
 	st := invoiceStreamByID(accountID, companyID, id)
 	err := s.pool.QueryRow(ctx, st.sql, st.args...).Scan(&stream)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", ErrNotFound
+		return "", events.ErrNotFound
 	}
 	if err != nil {
-		return "", fmt.Errorf("invoice stream %s: %w", id, unavailable(err))
+		return "", fmt.Errorf("invoice stream %s: %w", id, pgerr.MarkUnavailable(err, events.ErrUnavailable))
 	}
 	return stream, nil
 }
@@ -72,10 +75,10 @@ func invoiceStreamByID(accountID, companyID, id string) statement {
 }
 
 // Invoice returns an invoice only when it belongs to both the account and
-// the company; otherwise ErrNotFound.
+// the company; otherwise events.ErrNotFound.
 func (s *Store) Invoice(ctx context.Context, accountID, companyID, id string) (Invoice, error) {
 	if !validID(id) || !validID(companyID) {
-		return Invoice{}, ErrNotFound
+		return Invoice{}, events.ErrNotFound
 	}
 	return one(ctx, s.pool, scanInvoices, invoiceByID(accountID, companyID, id))
 }

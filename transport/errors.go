@@ -67,8 +67,7 @@ var errorTable = []errorRow{
 	{is(auth.ErrUnauthenticated), http.StatusUnauthorized, "unauthenticated", "A valid bearer access token is required."},
 	{is(auth.ErrForbidden), http.StatusForbidden, "forbidden", "The access token does not name an account."},
 	{is(errMissingScope), http.StatusForbidden, "forbidden", "The access token lacks the scope this operation needs."},
-	{is(command.ErrNotFound), http.StatusNotFound, "not_found", "The resource does not exist."},
-	{is(query.ErrNotFound), http.StatusNotFound, "not_found", "The resource does not exist."},
+	{is(events.ErrNotFound), http.StatusNotFound, "not_found", "The resource does not exist."},
 	{is(errRouteNotFound), http.StatusNotFound, "not_found", "The resource does not exist."},
 	{is(errMethodNotAllowed), http.StatusMethodNotAllowed, "method_not_allowed", "The method is not allowed on this resource."},
 	{is(errRequestTimeout), http.StatusRequestTimeout, "request_timeout", "The request body was not received in time."},
@@ -77,7 +76,7 @@ var errorTable = []errorRow{
 	{as[errPayloadTooLarge], http.StatusRequestEntityTooLarge, "payload_too_large", "The request body is too large."},
 	{is(errUnsupportedMediaType), http.StatusUnsupportedMediaType, "unsupported_media_type", "The body must be sent as Content-Type: application/json."},
 	{is(command.ErrNotYetReadable), http.StatusServiceUnavailable, "not_yet_readable", "The request was stored but cannot be read back yet; send it again with the same idempotency-key to get its result."},
-	{isAny(events.ErrUnavailable, query.ErrUnavailable), http.StatusServiceUnavailable, "unavailable", "The service cannot reach its database right now; send the request again (writes with the same idempotency-key)."},
+	{is(events.ErrUnavailable), http.StatusServiceUnavailable, "unavailable", "The service cannot reach its database right now; send the request again (writes with the same idempotency-key)."},
 }
 
 // bearerChallenge is the WWW-Authenticate of a 401 (RFC 6750 §3): the bare
