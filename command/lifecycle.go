@@ -31,10 +31,9 @@ type lifecycle struct {
 	metadata  json.RawMessage
 }
 
+// newLifecycle starts a lifecycle operation whose key its caller has
+// checked (CheckIdempotencyKey), on an invoice of the caller's company.
 func (h *Handler) newLifecycle(ctx context.Context, req Request, op operation, companyID, invoiceID string, input any) (lifecycle, error) {
-	if err := CheckIdempotencyKey(req.IdempotencyKey); err != nil {
-		return lifecycle{}, err
-	}
 	stream, err := h.cfg.Directory.InvoiceStream(ctx, req.Actor.AccountID, companyID, invoiceID)
 	if err != nil {
 		return lifecycle{}, fmt.Errorf("invoice %s: %w", invoiceID, err)

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -58,12 +59,16 @@ func as[T error](err error) bool {
 	return errors.As(err, &t)
 }
 
+// invalidKeyMessage states command's idempotency-key rule to the client.
+var invalidKeyMessage = fmt.Sprintf("The idempotency-key header is required: %d to %d printable ASCII characters without spaces.",
+	command.MinIdempotencyKeyLen, command.MaxIdempotencyKeyLen)
+
 var errorTable = []errorRow{
 	{as[*command.ValidationError], http.StatusUnprocessableEntity, "validation_failed", "The request is invalid; see details."},
 	{as[*paramError], http.StatusUnprocessableEntity, "validation_failed", "The request is invalid; see details."},
 	{is(query.ErrInvalidCursor), http.StatusUnprocessableEntity, "validation_failed", "The request is invalid; see details."},
 	{is(command.ErrMalformedBody), http.StatusBadRequest, "malformed_request", "The body must be one well-formed JSON object."},
-	{is(command.ErrInvalidIdempotencyKey), http.StatusBadRequest, "malformed_request", "The idempotency-key header is required: 8 to 255 printable ASCII characters without spaces."},
+	{is(command.ErrInvalidIdempotencyKey), http.StatusBadRequest, "malformed_request", invalidKeyMessage},
 	{is(auth.ErrUnauthenticated), http.StatusUnauthorized, "unauthenticated", "A valid bearer access token is required."},
 	{is(auth.ErrForbidden), http.StatusForbidden, "forbidden", "The access token does not name an account."},
 	{is(errMissingScope), http.StatusForbidden, "forbidden", "The access token lacks the scope this operation needs."},
