@@ -42,9 +42,25 @@ type Violation struct {
 	Message string
 }
 
-// ValidationError lists every violation of a request, not just the first.
+// ValidationError lists every violation of a request, not just the first:
+// of its body (the Parse functions) and of its path and query parameters
+// (transport), answered alike.
 type ValidationError struct {
 	Violations []Violation
+}
+
+// Add records a violation at path.
+func (e *ValidationError) Add(path, message string) {
+	e.Violations = append(e.Violations, Violation{Path: path, Message: message})
+}
+
+// OrNil returns e if it holds a violation, else nil: the error of checks
+// that collected into e.
+func (e *ValidationError) OrNil() error {
+	if len(e.Violations) == 0 {
+		return nil
+	}
+	return e
 }
 
 func (e *ValidationError) Error() string {

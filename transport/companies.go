@@ -38,9 +38,10 @@ func (s *server) getCompany(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) listCompanies(w http.ResponseWriter, r *http.Request) error {
-	params, perr := parseList(r.URL.Query(), "external_reference")
+	perr := &command.ValidationError{}
+	params := parseList(perr, r.URL.Query(), "external_reference")
 	filter := query.CompanyFilter{ExternalReference: params.text(perr, "external_reference", 255)}
-	if err := perr.orNil(); err != nil {
+	if err := perr.OrNil(); err != nil {
 		return err
 	}
 	page, err := s.Queries.Companies(r.Context(), principal(r).AccountID, filter, params.page)

@@ -65,7 +65,6 @@ var invalidKeyMessage = fmt.Sprintf("The idempotency-key header is required: %d 
 
 var errorTable = []errorRow{
 	{as[*command.ValidationError], http.StatusUnprocessableEntity, "validation_failed", "The request is invalid; see details."},
-	{as[*paramError], http.StatusUnprocessableEntity, "validation_failed", "The request is invalid; see details."},
 	{is(query.ErrInvalidCursor), http.StatusUnprocessableEntity, "validation_failed", "The request is invalid; see details."},
 	{is(command.ErrMalformedBody), http.StatusBadRequest, "malformed_request", "The body must be one well-formed JSON object."},
 	{is(command.ErrInvalidIdempotencyKey), http.StatusBadRequest, "malformed_request", invalidKeyMessage},
@@ -144,15 +143,12 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 func details(err error) []detailJSON {
 	var out []detailJSON
 	var verr *command.ValidationError
-	var perr *paramError
 	var merr *command.MalformedBodyError
 	switch {
 	case errors.As(err, &verr):
 		out = violationDetails(verr.Violations)
 	case errors.As(err, &merr):
 		out = violationDetails(merr.Violations)
-	case errors.As(err, &perr):
-		out = perr.details
 	case errors.Is(err, query.ErrInvalidCursor):
 		out = []detailJSON{{Message: "is not a cursor issued for this list and these filters", Path: "after"}}
 	}

@@ -49,21 +49,20 @@ func (s *server) getInvoice(w http.ResponseWriter, r *http.Request) error {
 var invoiceStatuses = map[string]bool{events.StatusDraft: true, events.StatusIssued: true, events.StatusVoid: true}
 
 func (s *server) listInvoices(w http.ResponseWriter, r *http.Request) error {
-	perr := &paramError{}
+	perr := &command.ValidationError{}
 	companyID := pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
-	params, qerr := parseList(r.URL.Query(), "customer_id", "external_reference", "status")
-	perr.details = append(perr.details, qerr.details...)
+	params := parseList(perr, r.URL.Query(), "customer_id", "external_reference", "status")
 	filter := query.InvoiceFilter{ExternalReference: params.text(perr, "external_reference", 255)}
 	if v, ok := params.filters["customer_id"]; ok {
 		filter.CustomerID = pathUUID(perr, "customer_id", v)
 	}
 	if v, ok := params.filters["status"]; ok {
 		if !invoiceStatuses[v] {
-			perr.add("status", "must be one of draft, issued, void")
+			perr.Add("status", "must be one of draft, issued, void")
 		}
 		filter.Status = v
 	}
-	if err := perr.orNil(); err != nil {
+	if err := perr.OrNil(); err != nil {
 		return err
 	}
 	page, err := s.Queries.Invoices(r.Context(), principal(r).AccountID, companyID, filter, params.page)
@@ -106,8 +105,8 @@ func changeInvoice[T any](s *server, w http.ResponseWriter, r *http.Request,
 
 // invoiceParams reads and checks {company_id} and {invoice_id}.
 func invoiceParams(r *http.Request) (companyID, invoiceID string, err error) {
-	perr := &paramError{}
+	perr := &command.ValidationError{}
 	companyID = pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
 	invoiceID = pathUUID(perr, "invoice_id", mux.Vars(r)["invoice_id"])
-	return companyID, invoiceID, perr.orNil()
+	return companyID, invoiceID, perr.OrNil()
 }
