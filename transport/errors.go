@@ -43,17 +43,6 @@ func is(target error) func(error) bool {
 	return func(err error) bool { return errors.Is(err, target) }
 }
 
-func isAny(targets ...error) func(error) bool {
-	return func(err error) bool {
-		for _, t := range targets {
-			if errors.Is(err, t) {
-				return true
-			}
-		}
-		return false
-	}
-}
-
 func as[T error](err error) bool {
 	var t T
 	return errors.As(err, &t)
