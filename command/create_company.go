@@ -30,10 +30,12 @@ type CreateCompany struct {
 	InvoiceNumberPrefix     string              `json:"invoice_number_prefix,omitempty"`
 }
 
-// ParseCreateCompany validates a decoded JSON body, reporting every
-// violation in a *ValidationError.
-func ParseCreateCompany(body map[string]any) (CreateCompany, error) {
-	r := &reader{}
+// ParseCreateCompany decodes and validates a create-company body (Parsed).
+func ParseCreateCompany(raw []byte) (Parsed[CreateCompany], error) {
+	return parseBody(raw, readCreateCompany)
+}
+
+func readCreateCompany(r *reader, body map[string]any) CreateCompany {
 	o, _ := r.openObject("", body, "legal_name", "trading_name", "address", "default_currency",
 		"default_language", "default_payment_terms_days", "email", "external_reference", "identifiers",
 		"invoice_number_prefix")
@@ -53,17 +55,17 @@ func ParseCreateCompany(body map[string]any) (CreateCompany, error) {
 	if days, ok := o.integer("default_payment_terms_days", 0, 365, false); ok {
 		c.DefaultPaymentTermsDays = &days
 	}
-	return c, r.err()
+	return c
 }
 
 // CreateCompany creates a company in the caller's account, or replays the
 // company an earlier identical request with the same key created.
-func (h *Handler) CreateCompany(ctx context.Context, req Request, body map[string]any) (Result[events.CompanyCreated], error) {
+func (h *Handler) CreateCompany(ctx context.Context, req Request, body Parsed[CreateCompany]) (Result[events.CompanyCreated], error) {
 	var out Result[events.CompanyCreated]
 	if err := CheckIdempotencyKey(req.IdempotencyKey); err != nil {
 		return out, err
 	}
-	in, err := ParseCreateCompany(body)
+	in, err := body.Valid()
 	if err != nil {
 		return out, err
 	}

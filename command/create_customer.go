@@ -20,10 +20,12 @@ type CreateCustomer struct {
 	Identifiers       []events.Identifier `json:"identifiers"`
 }
 
-// ParseCreateCustomer validates a decoded JSON body, reporting every
-// violation in a *ValidationError.
-func ParseCreateCustomer(body map[string]any) (CreateCustomer, error) {
-	r := &reader{}
+// ParseCreateCustomer decodes and validates a create-customer body (Parsed).
+func ParseCreateCustomer(raw []byte) (Parsed[CreateCustomer], error) {
+	return parseBody(raw, readCreateCustomer)
+}
+
+func readCreateCustomer(r *reader, body map[string]any) CreateCustomer {
 	o, _ := r.openObject("", body, "name", "address", "email", "external_reference", "identifiers")
 	c := CreateCustomer{
 		Name:              o.reqStr("name", name200),
@@ -34,14 +36,14 @@ func ParseCreateCustomer(body map[string]any) (CreateCustomer, error) {
 	if v, ok := o.required("address"); ok {
 		c.Address = r.address("address", v)
 	}
-	return c, r.err()
+	return c
 }
 
 // CreateCustomer creates a customer of the caller's company companyID
-// (ErrNotFound unless the company is the caller's). The company takes part
-// in the idempotency scope: the same key under another company is another
-// request.
-func (h *Handler) CreateCustomer(ctx context.Context, req Request, companyID string, body map[string]any) (Result[events.CustomerCreated], error) {
+// (events.ErrNotFound unless the company is the caller's). The company
+// takes part in the idempotency scope: the same key under another company
+// is another request.
+func (h *Handler) CreateCustomer(ctx context.Context, req Request, companyID string, body Parsed[CreateCustomer]) (Result[events.CustomerCreated], error) {
 	var out Result[events.CustomerCreated]
 	if err := CheckIdempotencyKey(req.IdempotencyKey); err != nil {
 		return out, err
@@ -49,7 +51,7 @@ func (h *Handler) CreateCustomer(ctx context.Context, req Request, companyID str
 	if _, err := h.cfg.Directory.Company(ctx, req.Actor.AccountID, companyID); err != nil {
 		return out, fmt.Errorf("company %s: %w", companyID, err)
 	}
-	in, err := ParseCreateCustomer(body)
+	in, err := body.Valid()
 	if err != nil {
 		return out, err
 	}

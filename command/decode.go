@@ -36,13 +36,13 @@ func (e *MalformedBodyError) Unwrap() error { return ErrMalformedBody }
 // maxBodyDepth bounds nesting; no request of this API nests deeper than 4.
 const maxBodyDepth = 32
 
-// DecodeObject decodes a request body into the generic form the Parse
+// decodeObject decodes a request body into the generic form the Parse
 // functions validate, keeping numbers as json.Number so that they are seen
 // exactly. Unlike encoding/json it refuses what it would otherwise resolve
 // silently: duplicate keys (encoding/json keeps the last) and lone surrogate
 // escapes such as "\ud800" (encoding/json stores U+FFFD, text the client
 // never sent), each reported at its path.
-func DecodeObject(raw []byte) (map[string]any, error) {
+func decodeObject(raw []byte) (map[string]any, error) {
 	if !utf8.Valid(raw) {
 		return nil, &MalformedBodyError{Reason: "the body is not valid UTF-8"}
 	}

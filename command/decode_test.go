@@ -35,7 +35,7 @@ func TestDecodeObjectRefusesWhatEncodingJSONWouldGuess(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := DecodeObject([]byte(tt.body))
+			_, err := decodeObject([]byte(tt.body))
 			var merr *MalformedBodyError
 			if !errors.As(err, &merr) || !errors.Is(err, ErrMalformedBody) {
 				t.Fatalf("err = %v, want a *MalformedBodyError", err)
@@ -61,9 +61,9 @@ func TestDecodeObjectKeepsWhatIsText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := DecodeObject([]byte(tt.body))
+			m, err := decodeObject([]byte(tt.body))
 			if err != nil {
-				t.Fatalf("DecodeObject: %v", err)
+				t.Fatalf("decodeObject: %v", err)
 			}
 			if m["a"] != tt.want {
 				t.Fatalf("a = %q, want %q", m["a"], tt.want)
@@ -72,14 +72,14 @@ func TestDecodeObjectKeepsWhatIsText(t *testing.T) {
 	}
 }
 
-// FuzzDecodeObject: whatever DecodeObject accepts, encoding/json decodes to
+// FuzzDecodeObject: whatever decodeObject accepts, encoding/json decodes to
 // the same value; whatever it refuses is malformed with a reason.
 func FuzzDecodeObject(f *testing.F) {
 	for _, seed := range []string{`{"a":[1,{"b":"\u00e9"}],"c":null,"d":true,"e":1.5e3}`, `{"a":"\ud800"}`, `{"a":1,"a":1}`, `{}`, `{"a":"\\u"}`} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := DecodeObject(data)
+		got, err := decodeObject(data)
 		if err != nil {
 			var merr *MalformedBodyError
 			if !errors.As(err, &merr) || merr.Reason == "" {
@@ -91,10 +91,10 @@ func FuzzDecodeObject(f *testing.F) {
 		dec.UseNumber()
 		var want map[string]any
 		if err := dec.Decode(&want); err != nil {
-			t.Fatalf("DecodeObject accepted what encoding/json refuses: %v", err)
+			t.Fatalf("decodeObject accepted what encoding/json refuses: %v", err)
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("DecodeObject = %#v, encoding/json = %#v", got, want)
+			t.Fatalf("decodeObject = %#v, encoding/json = %#v", got, want)
 		}
 	})
 }

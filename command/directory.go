@@ -12,12 +12,12 @@ import (
 // read-your-writes keeps current for the caller's own creates) and wired in
 // cmd, so this package depends on neither query nor projections.
 type Directory interface {
-	// Company returns the account's company, or ErrNotFound.
+	// Company returns the account's company, or events.ErrNotFound.
 	Company(ctx context.Context, accountID, companyID string) (CompanyRecord, error)
-	// Customer returns the company's customer, or ErrNotFound.
+	// Customer returns the company's customer, or events.ErrNotFound.
 	Customer(ctx context.Context, accountID, companyID, customerID string) (CustomerRecord, error)
 	// InvoiceStream returns the stream of the company's invoice, or
-	// ErrNotFound. The stream, not the read model, is what lifecycle
+	// events.ErrNotFound. The stream, not the read model, is what lifecycle
 	// operations decide on.
 	InvoiceStream(ctx context.Context, accountID, companyID, invoiceID string) (string, error)
 }

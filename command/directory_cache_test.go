@@ -17,7 +17,7 @@ type countingDirectory struct {
 func (d *countingDirectory) Company(_ context.Context, accountID, companyID string) (CompanyRecord, error) {
 	d.calls++
 	if companyID != "co-1" {
-		return CompanyRecord{}, ErrNotFound
+		return CompanyRecord{}, events.ErrNotFound
 	}
 	return CompanyRecord{ID: companyID, LegalName: "Legal of " + accountID,
 		Identifiers: []events.Identifier{{Scheme: "vat", Value: accountID}}}, nil
@@ -44,8 +44,8 @@ func TestCachedDirectory(t *testing.T) {
 		t.Fatalf("another account's lookup gave %+v after %d calls; want its own company from the directory", other, inner.calls)
 	}
 	for range 2 {
-		if _, err := d.Company(ctx, "acme", "co-2"); err != ErrNotFound {
-			t.Fatalf("unknown company: %v, want ErrNotFound", err)
+		if _, err := d.Company(ctx, "acme", "co-2"); err != events.ErrNotFound {
+			t.Fatalf("unknown company: %v, want events.ErrNotFound", err)
 		}
 	}
 	if inner.calls != 4 {

@@ -6,10 +6,6 @@ import (
 	"strings"
 )
 
-// ErrNotFound means a resource in the request's path does not exist within
-// the caller's account (or company). Existence elsewhere is never revealed.
-var ErrNotFound = errors.New("not found")
-
 // ErrIdempotencyKeyReused means the idempotency key already created an entity
 // from a different request.
 var ErrIdempotencyKeyReused = errors.New("idempotency key already used for a different request")
@@ -26,9 +22,18 @@ var ErrInvalidState = errors.New("the invoice's state does not allow this operat
 // replays it once it is readable.
 var ErrNotYetReadable = errors.New("the create is stored but not yet readable")
 
+// The idempotency-key rule, stated here once: MinIdempotencyKeyLen to
+// MaxIdempotencyKeyLen characters, each one of U+0021..U+007E (printable
+// ASCII without the space). CheckIdempotencyKey applies it.
+const (
+	MinIdempotencyKeyLen = 8
+	MaxIdempotencyKeyLen = 255
+)
+
 // ErrInvalidIdempotencyKey means the idempotency-key header is missing or
-// not 8..255 printable ASCII characters.
-var ErrInvalidIdempotencyKey = errors.New("idempotency-key must be 8 to 255 printable ASCII characters (U+0021 to U+007E)")
+// breaks the rule (CheckIdempotencyKey).
+var ErrInvalidIdempotencyKey = fmt.Errorf("idempotency-key must be %d to %d printable ASCII characters (U+0021 to U+007E)",
+	MinIdempotencyKeyLen, MaxIdempotencyKeyLen)
 
 // Violation is one broken rule of a request, at a JSON-pointer-like path
 // such as "lines[2].quantity".
@@ -37,9 +42,25 @@ type Violation struct {
 	Message string
 }
 
-// ValidationError lists every violation of a request, not just the first.
+// ValidationError lists every violation of a request, not just the first:
+// of its body (the Parse functions) and of its path and query parameters
+// (transport), answered alike.
 type ValidationError struct {
 	Violations []Violation
+}
+
+// Add records a violation at path.
+func (e *ValidationError) Add(path, message string) {
+	e.Violations = append(e.Violations, Violation{Path: path, Message: message})
+}
+
+// OrNil returns e if it holds a violation, else nil: the error of checks
+// that collected into e.
+func (e *ValidationError) OrNil() error {
+	if len(e.Violations) == 0 {
+		return nil
+	}
+	return e
 }
 
 func (e *ValidationError) Error() string {
@@ -50,10 +71,10 @@ func (e *ValidationError) Error() string {
 	return fmt.Sprintf("invalid request: %s", strings.Join(parts, "; "))
 }
 
-// CheckIdempotencyKey returns ErrInvalidIdempotencyKey unless key is 8..255
-// characters of U+0021..U+007E.
+// CheckIdempotencyKey returns ErrInvalidIdempotencyKey unless key keeps the
+// idempotency-key rule (MinIdempotencyKeyLen).
 func CheckIdempotencyKey(key string) error {
-	if len(key) < 8 || len(key) > 255 {
+	if len(key) < MinIdempotencyKeyLen || len(key) > MaxIdempotencyKeyLen {
 		return ErrInvalidIdempotencyKey
 	}
 	for i := 0; i < len(key); i++ {

@@ -1,6 +1,9 @@
-// Package command is the write side: it validates create requests, computes
-// what the event records, and appends exactly one event to the stream named
-// after the request's idempotency key.
+// Package command is the write side, one file per use case: its request
+// type, its parser (ParseCreateCompany, ...: the body decoded and validated
+// once, every violation with its path, into a Parsed value), and the use
+// case, which computes what the event records and appends it. A create
+// appends one event to the stream named after its idempotency key; an issue
+// or void appends to the invoice's own stream.
 package command
 
 import (

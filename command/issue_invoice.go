@@ -9,10 +9,18 @@ import (
 	"github.com/invoicing/invoicing/events"
 )
 
-var (
-	opIssueInvoice = operation{name: "invoices.issue", kind: events.KindInvoice}
-	opVoidInvoice  = operation{name: "invoices.void", kind: events.KindInvoice}
-)
+var opIssueInvoice = operation{name: "invoices.issue", kind: events.KindInvoice}
+
+// IssueInvoice is an issue request: its body is empty, or {}.
+type IssueInvoice struct{}
+
+// ParseIssueInvoice decodes and checks an issue body (Parsed).
+func ParseIssueInvoice(raw []byte) (Parsed[IssueInvoice], error) {
+	return parseBody(raw, func(r *reader, body map[string]any) IssueInvoice {
+		r.openObject("", body)
+		return IssueInvoice{}
+	})
+}
 
 // maxNumberingAttempts bounds the races one issue may lose for its
 // company's next number; every lost race is another issue's win.
@@ -25,7 +33,7 @@ const maxNumberingAttempts = 1000
 // expected revision. A crash between the two leaves a reservation that the
 // next issue of the company completes (or, if the draft changed meanwhile,
 // reuses), so the sequence never has a gap nor a number without its invoice.
-func (h *Handler) IssueInvoice(ctx context.Context, req Request, companyID, invoiceID string, body map[string]any) (Result[events.Invoice], error) {
+func (h *Handler) IssueInvoice(ctx context.Context, req Request, companyID, invoiceID string, body Parsed[IssueInvoice]) (Result[events.Invoice], error) {
 	if err := CheckIdempotencyKey(req.IdempotencyKey); err != nil {
 		return Result[events.Invoice]{}, err
 	}
@@ -33,10 +41,11 @@ func (h *Handler) IssueInvoice(ctx context.Context, req Request, companyID, invo
 	if err != nil {
 		return Result[events.Invoice]{}, fmt.Errorf("company %s: %w", companyID, err)
 	}
-	if err := ParseIssueInvoice(body); err != nil {
+	in, err := body.Valid()
+	if err != nil {
 		return Result[events.Invoice]{}, err
 	}
-	lc, err := h.newLifecycle(ctx, req, opIssueInvoice, companyID, invoiceID, struct{}{})
+	lc, err := h.newLifecycle(ctx, req, opIssueInvoice, companyID, invoiceID, in)
 	if err != nil {
 		return Result[events.Invoice]{}, err
 	}
@@ -49,33 +58,6 @@ func (h *Handler) IssueInvoice(ctx context.Context, req Request, companyID, invo
 			return events.EventData{}, err
 		}
 		return issuedEvent(asg, rev, lc.metadata)
-	})
-}
-
-// VoidInvoice voids a draft or an issued invoice; an issued invoice keeps
-// its number.
-func (h *Handler) VoidInvoice(ctx context.Context, req Request, companyID, invoiceID string, body map[string]any) (Result[events.Invoice], error) {
-	if err := CheckIdempotencyKey(req.IdempotencyKey); err != nil {
-		return Result[events.Invoice]{}, err
-	}
-	if _, err := h.cfg.Directory.Company(ctx, req.Actor.AccountID, companyID); err != nil {
-		return Result[events.Invoice]{}, fmt.Errorf("company %s: %w", companyID, err)
-	}
-	in, err := ParseVoidInvoice(body)
-	if err != nil {
-		return Result[events.Invoice]{}, err
-	}
-	lc, err := h.newLifecycle(ctx, req, opVoidInvoice, companyID, invoiceID, in)
-	if err != nil {
-		return Result[events.Invoice]{}, err
-	}
-	return h.change(ctx, lc, func(inv events.Invoice) (events.EventData, error) {
-		if inv.Status == events.StatusVoid {
-			return events.EventData{}, fmt.Errorf("%w: the invoice is already void", ErrInvalidState)
-		}
-		voided := events.InvoiceVoided{InvoiceID: inv.InvoiceID, CompanyID: inv.CompanyID, AccountID: inv.AccountID,
-			Reason: in.Reason, VoidedAt: h.now()}
-		return newEvent(lc.stream, uint64(inv.Version), events.TypeInvoiceVoided, voided, lc.metadata)
 	})
 }
 

@@ -31,10 +31,9 @@ type lifecycle struct {
 	metadata  json.RawMessage
 }
 
+// newLifecycle starts a lifecycle operation whose key its caller has
+// checked (CheckIdempotencyKey), on an invoice of the caller's company.
 func (h *Handler) newLifecycle(ctx context.Context, req Request, op operation, companyID, invoiceID string, input any) (lifecycle, error) {
-	if err := CheckIdempotencyKey(req.IdempotencyKey); err != nil {
-		return lifecycle{}, err
-	}
 	stream, err := h.cfg.Directory.InvoiceStream(ctx, req.Actor.AccountID, companyID, invoiceID)
 	if err != nil {
 		return lifecycle{}, fmt.Errorf("invoice %s: %w", invoiceID, err)
@@ -108,29 +107,4 @@ func (h *Handler) current(ctx context.Context, lc lifecycle) (inv events.Invoice
 	}
 	inv, err = events.FoldInvoice(evs)
 	return inv, at, false, err
-}
-
-// ParseIssueInvoice checks an issue request's body: empty, or {}.
-func ParseIssueInvoice(body map[string]any) error {
-	r := &reader{}
-	if body != nil {
-		r.openObject("", body)
-	}
-	return r.err()
-}
-
-// VoidInvoice is a validated void request.
-type VoidInvoice struct {
-	Reason string `json:"reason"`
-}
-
-// maxVoidReason is the longest void reason, in code points.
-const maxVoidReason = 500
-
-// ParseVoidInvoice validates a void request's body.
-func ParseVoidInvoice(body map[string]any) (VoidInvoice, error) {
-	r := &reader{}
-	o, _ := r.openObject("", body, "reason")
-	in := VoidInvoice{Reason: o.reqStr("reason", text{min: 1, max: maxVoidReason, multiline: true})}
-	return in, r.err()
 }

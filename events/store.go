@@ -16,8 +16,10 @@ var ErrWrongExpectedRevision = errors.New("events: wrong expected stream revisio
 // ErrUnavailable reports that the store could not be reached, or went away
 // during the call: worth a retry, not a bug. An append that fails so may or
 // may not have been written; a retry with the same deterministic event ids
-// is safe either way.
-var ErrUnavailable = errors.New("events: the event store is unavailable")
+// is safe either way. The read side marks an unreachable read-model
+// database with it too (pgerr.MarkUnavailable), so that every outage is
+// one error to its callers.
+var ErrUnavailable = errors.New("events: the database is unavailable")
 
 // ErrStreamNotFound reports a read of a stream that has no events.
 var ErrStreamNotFound = errors.New("events: stream not found")

@@ -23,6 +23,10 @@ type Progress struct {
 	Started    time.Time
 }
 
+// DefaultRebuildBatchSize is how many events a rebuild reads and writes per
+// transaction.
+const DefaultRebuildBatchSize = 1000
+
 // Rebuilder builds a projection's tables from the first event into a shadow
 // schema beside the live ones, catches up, and swaps them in atomically.
 // An interrupted rebuild resumes from its own checkpoint.
@@ -30,7 +34,7 @@ type Rebuilder struct {
 	Store     events.Store
 	Pool      *pgxpool.Pool
 	Logger    *slog.Logger
-	BatchSize int            // events per transaction (default 1000)
+	BatchSize int            // events per transaction (default DefaultRebuildBatchSize)
 	OnBatch   func(Progress) // optional progress callback
 	Observer  Observer       // optional, told of every batch committed
 }
@@ -157,7 +161,7 @@ func (b *Rebuilder) logQuarantined(set []QuarantinedEvent) {
 
 func (b *Rebuilder) batchSize() int {
 	if b.BatchSize <= 0 {
-		return 1000
+		return DefaultRebuildBatchSize
 	}
 	return b.BatchSize
 }

@@ -129,6 +129,14 @@ func (r *Runner) passed(pos events.Position) bool {
 	return r.leading && r.applied.Compare(pos) >= 0
 }
 
+// A catch-up batch takes at most one page of the subscription: a default
+// batch larger than a page would never fill.
+func TestTheDefaultBatchIsOneSubscriptionPage(t *testing.T) {
+	if DefaultBatchSize != pgstore.PageSize {
+		t.Fatalf("DefaultBatchSize %d, pgstore.PageSize %d: keep them equal", DefaultBatchSize, pgstore.PageSize)
+	}
+}
+
 func TestStoppedBetweenBatchesResumesExactlyOnce(t *testing.T) {
 	e := newEnv(t)
 	last := appendCompanies(t, e.store, 50)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/invoicing/invoicing/events"
 )
 
 // Company is a row of the companies read model. Address and Identifiers
@@ -39,10 +41,10 @@ const companyColumns = `position_hi, position_lo, id::text, legal_name, coalesce
 	default_currency, default_language, default_payment_terms_days, coalesce(email, ''),
 	coalesce(external_reference, ''), identifiers, invoice_number_prefix, archived_at, created_at, updated_at, version`
 
-// Company returns the account's company, archived or not, or ErrNotFound.
+// Company returns the account's company, archived or not, or events.ErrNotFound.
 func (s *Store) Company(ctx context.Context, accountID, id string) (Company, error) {
 	if !validID(id) {
-		return Company{}, ErrNotFound
+		return Company{}, events.ErrNotFound
 	}
 	return one(ctx, s.pool, scanCompanies, companyByID(accountID, id))
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/invoicing/invoicing/events"
 )
 
 // Customer is a row of the customers read model. Address and Identifiers
@@ -34,10 +36,10 @@ const customerColumns = `position_hi, position_lo, id::text, company_id::text, n
 	coalesce(external_reference, ''), identifiers, archived_at, created_at, updated_at, version`
 
 // Customer returns a customer only when it belongs to both the account and
-// the company, archived or not; otherwise ErrNotFound.
+// the company, archived or not; otherwise events.ErrNotFound.
 func (s *Store) Customer(ctx context.Context, accountID, companyID, id string) (Customer, error) {
 	if !validID(id) || !validID(companyID) {
-		return Customer{}, ErrNotFound
+		return Customer{}, events.ErrNotFound
 	}
 	return one(ctx, s.pool, scanCustomers, customerByID(accountID, companyID, id))
 }

@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/internal/pgerr"
 )
 
 // InvoiceSummary is the list form of an invoice.
@@ -42,27 +46,105 @@ type InvoiceFilter struct {
 	CustomerID, ExternalReference, Status string
 }
 
-const summaryColumns = `position_hi, position_lo, id, company_id, customer_id, customer_name, currency,
-	issue_date::text, due_date::text, issued_at, number, status, subtotal_minor, tax_minor, total_minor,
-	created_at, updated_at, version, void_reason, voided_at, coalesce(external_reference, '')`
+// column is one column an invoice read selects: its SQL, its type on the
+// wire, and the field it is read into (pgx's scan target, and what the wire
+// decoder writes). summaryFields and invoiceFields are the one statement of
+// an invoice read's columns and their order: the select list, the scan
+// targets and the wire layout are all made from them.
+type column[T any] struct {
+	sql   string
+	wire  wireColumn
+	field func(*T, *rowKey) any
+}
 
-const fullColumns = summaryColumns + `, customer, issuer, language, lines,
-	coalesce(purchase_order_reference, ''), coalesce(notes, ''), coalesce(terms, '')`
+// summaryFields are the list form's columns, led by the row's key.
+var summaryFields = []column[InvoiceSummary]{
+	{"position_hi", int8Binary, func(_ *InvoiceSummary, k *rowKey) any { return &k.hi }},
+	{"position_lo", int8Binary, func(_ *InvoiceSummary, k *rowKey) any { return &k.lo }},
+	{"id", uuidBinary, func(i *InvoiceSummary, _ *rowKey) any { return &i.ID }},
+	{"company_id", uuidBinary, func(i *InvoiceSummary, _ *rowKey) any { return &i.CompanyID }},
+	{"customer_id", uuidBinary, func(i *InvoiceSummary, _ *rowKey) any { return &i.CustomerID }},
+	{"customer_name", text, func(i *InvoiceSummary, _ *rowKey) any { return &i.CustomerName }},
+	{"currency", text, func(i *InvoiceSummary, _ *rowKey) any { return &i.Currency }},
+	{"issue_date::text", text, func(i *InvoiceSummary, _ *rowKey) any { return &i.IssueDate }},
+	{"due_date::text", text, func(i *InvoiceSummary, _ *rowKey) any { return &i.DueDate }},
+	{"issued_at", timestamptzBinary, func(i *InvoiceSummary, _ *rowKey) any { return &i.IssuedAt }},
+	{"number", text, func(i *InvoiceSummary, _ *rowKey) any { return &i.Number }},
+	{"status", text, func(i *InvoiceSummary, _ *rowKey) any { return &i.Status }},
+	{"subtotal_minor", int8Binary, func(i *InvoiceSummary, _ *rowKey) any { return &i.SubtotalMinor }},
+	{"tax_minor", int8Binary, func(i *InvoiceSummary, _ *rowKey) any { return &i.TaxMinor }},
+	{"total_minor", int8Binary, func(i *InvoiceSummary, _ *rowKey) any { return &i.TotalMinor }},
+	{"created_at", timestamptzBinary, func(i *InvoiceSummary, _ *rowKey) any { return &i.CreatedAt }},
+	{"updated_at", timestamptzBinary, func(i *InvoiceSummary, _ *rowKey) any { return &i.UpdatedAt }},
+	{"version", int4Binary, func(i *InvoiceSummary, _ *rowKey) any { return &i.Version }},
+	{"void_reason", text, func(i *InvoiceSummary, _ *rowKey) any { return &i.VoidReason }},
+	{"voided_at", timestamptzBinary, func(i *InvoiceSummary, _ *rowKey) any { return &i.VoidedAt }},
+	{"coalesce(external_reference, '')", text, func(i *InvoiceSummary, _ *rowKey) any { return &i.ExternalReference }},
+}
+
+// invoiceFields are the full form's columns: the summary's, then the
+// snapshots, lines and texts. The documents are read as *[]byte: pgx copies
+// json text as it is (json.RawMessage would be json.Unmarshal'ed into).
+var invoiceFields = append(fullForm(summaryFields),
+	column[Invoice]{"customer", jsonText, func(i *Invoice, _ *rowKey) any { return (*[]byte)(&i.Customer) }},
+	column[Invoice]{"issuer", jsonText, func(i *Invoice, _ *rowKey) any { return (*[]byte)(&i.Issuer) }},
+	column[Invoice]{"language", text, func(i *Invoice, _ *rowKey) any { return &i.Language }},
+	column[Invoice]{"lines", jsonText, func(i *Invoice, _ *rowKey) any { return (*[]byte)(&i.Lines) }},
+	column[Invoice]{"coalesce(purchase_order_reference, '')", text, func(i *Invoice, _ *rowKey) any { return &i.PurchaseOrderReference }},
+	column[Invoice]{"coalesce(notes, '')", text, func(i *Invoice, _ *rowKey) any { return &i.Notes }},
+	column[Invoice]{"coalesce(terms, '')", text, func(i *Invoice, _ *rowKey) any { return &i.Terms }},
+)
+
+// fullForm reads the summary's columns into an Invoice's summary.
+func fullForm(cols []column[InvoiceSummary]) []column[Invoice] {
+	out := make([]column[Invoice], len(cols))
+	for n, c := range cols {
+		out[n] = column[Invoice]{c.sql, c.wire, func(i *Invoice, k *rowKey) any { return c.field(&i.InvoiceSummary, k) }}
+	}
+	return out
+}
+
+// What an invoice read needs, made from its columns.
+var (
+	summaryColumns, fullColumns    = selectList(summaryFields), selectList(invoiceFields)
+	summaryTargets, invoiceTargets = scanTargets(summaryFields), scanTargets(invoiceFields)
+	summaryWire, invoiceWire       = wireLayout(summaryFields), wireLayout(invoiceFields)
+	decodeSummary, decodeInvoice   = wireDecoder(summaryFields), wireDecoder(invoiceFields)
+)
+
+func selectList[T any](cols []column[T]) string {
+	sql := make([]string, len(cols))
+	for n, c := range cols {
+		sql[n] = c.sql
+	}
+	return strings.Join(sql, ", ")
+}
+
+// scanTargets are the pointers pgx's Scan fills, in column order.
+func scanTargets[T any](cols []column[T]) func(*T, *rowKey) []any {
+	return func(item *T, k *rowKey) []any {
+		targets := make([]any, len(cols))
+		for n, c := range cols {
+			targets[n] = c.field(item, k)
+		}
+		return targets
+	}
+}
 
 // InvoiceStream returns the event stream of an invoice of the account's
-// company, or ErrNotFound.
+// company, or events.ErrNotFound.
 func (s *Store) InvoiceStream(ctx context.Context, accountID, companyID, id string) (string, error) {
 	if !validID(id) || !validID(companyID) {
-		return "", ErrNotFound
+		return "", events.ErrNotFound
 	}
 	var stream string
 	st := invoiceStreamByID(accountID, companyID, id)
 	err := s.pool.QueryRow(ctx, st.sql, st.args...).Scan(&stream)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", ErrNotFound
+		return "", events.ErrNotFound
 	}
 	if err != nil {
-		return "", fmt.Errorf("invoice stream %s: %w", id, unavailable(err))
+		return "", fmt.Errorf("invoice stream %s: %w", id, pgerr.MarkUnavailable(err, events.ErrUnavailable))
 	}
 	return stream, nil
 }
@@ -72,22 +154,16 @@ func invoiceStreamByID(accountID, companyID, id string) statement {
 }
 
 // Invoice returns an invoice only when it belongs to both the account and
-// the company; otherwise ErrNotFound.
+// the company; otherwise events.ErrNotFound.
 func (s *Store) Invoice(ctx context.Context, accountID, companyID, id string) (Invoice, error) {
 	if !validID(id) || !validID(companyID) {
-		return Invoice{}, ErrNotFound
+		return Invoice{}, events.ErrNotFound
 	}
 	return one(ctx, s.pool, scanInvoices, invoiceByID(accountID, companyID, id))
 }
 
 func invoiceByID(accountID, companyID, id string) statement {
 	return byID(fullColumns, "invoices", "account_id = $2 AND company_id = $3", id, accountID, companyID)
-}
-
-func summaryTargets(i *InvoiceSummary, k *rowKey) []any {
-	return []any{&k.hi, &k.lo, &i.ID, &i.CompanyID, &i.CustomerID, &i.CustomerName, &i.Currency, &i.IssueDate,
-		&i.DueDate, &i.IssuedAt, &i.Number, &i.Status, &i.SubtotalMinor, &i.TaxMinor, &i.TotalMinor,
-		&i.CreatedAt, &i.UpdatedAt, &i.Version, &i.VoidReason, &i.VoidedAt, &i.ExternalReference}
 }
 
 // Invoices lists a company's invoices in creation order, summary form.
@@ -121,13 +197,6 @@ func scanSummaries(rows pgx.Rows, capacity int) ([]InvoiceSummary, []rowKey, err
 
 func scanInvoices(rows pgx.Rows, capacity int) ([]Invoice, []rowKey, error) {
 	return scanRows(rows, capacity, invoiceWire, decodeInvoice, invoiceTargets)
-}
-
-// invoiceTargets are fullColumns' targets. *[]byte: pgx copies json text as
-// it is (json.RawMessage would be json.Unmarshal'ed into).
-func invoiceTargets(i *Invoice, k *rowKey) []any {
-	return append(summaryTargets(&i.InvoiceSummary, k), (*[]byte)(&i.Customer), (*[]byte)(&i.Issuer),
-		&i.Language, (*[]byte)(&i.Lines), &i.PurchaseOrderReference, &i.Notes, &i.Terms)
 }
 
 // scanRows decodes rows with decode when their columns are layout's (see

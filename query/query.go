@@ -6,7 +6,6 @@ package query
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -14,24 +13,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/internal/pgerr"
 )
-
-// ErrNotFound means no row matches within the caller's account (and company).
-var ErrNotFound = errors.New("not found")
-
-// ErrUnavailable means the read models' database could not be reached:
-// worth a retry, not a bug.
-var ErrUnavailable = errors.New("query: the database is unavailable")
-
-// unavailable marks the errors that mean the database could not be reached
-// with ErrUnavailable, keeping the cause.
-func unavailable(err error) error {
-	if pgerr.Unavailable(err) {
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-	return err
-}
 
 // Store reads the read models.
 type Store struct {
@@ -206,19 +190,19 @@ func validID(id string) bool {
 // how many rows the statement may return at most.
 type scanner[T any] func(rows pgx.Rows, capacity int) ([]T, []rowKey, error)
 
-// one runs a get and returns its single row, or ErrNotFound.
+// one runs a get and returns its single row, or events.ErrNotFound.
 func one[T any](ctx context.Context, pool *pgxpool.Pool, scan scanner[T], st statement) (T, error) {
 	var zero T
 	rows, err := pool.Query(ctx, st.sql, st.args...)
 	if err != nil {
-		return zero, fmt.Errorf("query: %w", unavailable(err))
+		return zero, fmt.Errorf("query: %w", pgerr.MarkUnavailable(err, events.ErrUnavailable))
 	}
 	items, _, err := scan(rows, 1)
 	if err != nil {
-		return zero, unavailable(err)
+		return zero, pgerr.MarkUnavailable(err, events.ErrUnavailable)
 	}
 	if len(items) == 0 {
-		return zero, ErrNotFound
+		return zero, events.ErrNotFound
 	}
 	return items[0], nil
 }
@@ -239,11 +223,11 @@ func page[T any](ctx context.Context, pool *pgxpool.Pool, scan scanner[T], l lis
 	st := l.page(after, p.Limit)
 	rows, err := pool.Query(ctx, st.sql, st.args...)
 	if err != nil {
-		return Page[T]{}, fmt.Errorf("list %s: %w", l.table, unavailable(err))
+		return Page[T]{}, fmt.Errorf("list %s: %w", l.table, pgerr.MarkUnavailable(err, events.ErrUnavailable))
 	}
 	items, keys, err := scan(rows, p.Limit+1)
 	if err != nil {
-		return Page[T]{}, unavailable(err)
+		return Page[T]{}, pgerr.MarkUnavailable(err, events.ErrUnavailable)
 	}
 	return finish(items, keys, p.Limit, l.scope), nil
 }

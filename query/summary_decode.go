@@ -39,25 +39,21 @@ var (
 	timestamptzBinary = wireColumn{pgtype.TimestamptzOID, pgtype.BinaryFormatCode}
 )
 
-// summaryWire is summaryColumns as pgx asks for them; text columns may come
-// in either format (their bytes are the same).
-var summaryWire = []wireColumn{
-	int8Binary, int8Binary, // position_hi, position_lo
-	uuidBinary, uuidBinary, uuidBinary, // id, company_id, customer_id
-	{oid: pgtype.TextOID}, {oid: pgtype.TextOID}, // customer_name, currency
-	{oid: pgtype.TextOID}, {oid: pgtype.TextOID}, // issue_date, due_date
-	timestamptzBinary, {oid: pgtype.TextOID}, {oid: pgtype.TextOID}, // issued_at, number, status
-	int8Binary, int8Binary, int8Binary, // subtotal, tax, total
-	timestamptzBinary, timestamptzBinary, int4Binary, // created_at, updated_at, version
-	{oid: pgtype.TextOID}, timestamptzBinary, {oid: pgtype.TextOID}, // void_reason, voided_at, external_reference
-}
+// Text columns may come in either format (their bytes are the same), and
+// json comes as its text.
+var (
+	text     = wireColumn{oid: pgtype.TextOID}
+	jsonText = wireColumn{oid: pgtype.JSONOID}
+)
 
-// invoiceWire is fullColumns: the summary, then customer, issuer, language,
-// lines and the three texts; json comes as its text, in either format.
-var invoiceWire = append(summaryWire[:len(summaryWire):len(summaryWire)],
-	wireColumn{oid: pgtype.JSONOID}, wireColumn{oid: pgtype.JSONOID}, wireColumn{oid: pgtype.TextOID},
-	wireColumn{oid: pgtype.JSONOID}, wireColumn{oid: pgtype.TextOID}, wireColumn{oid: pgtype.TextOID},
-	wireColumn{oid: pgtype.TextOID})
+// wireLayout is the columns' types and formats as pgx asks for them.
+func wireLayout[T any](cols []column[T]) []wireColumn {
+	layout := make([]wireColumn, len(cols))
+	for n, c := range cols {
+		layout[n] = c.wire
+	}
+	return layout
+}
 
 // decodable reports whether rows described by fields have layout's columns.
 func decodable(fields []pgconn.FieldDescription, layout []wireColumn) bool {
@@ -227,27 +223,42 @@ func (r *wireRow) time() time.Time {
 	return *t
 }
 
-// decodeSummary decodes a row of summaryColumns, as summaryTargets scans it.
-func decodeSummary(values [][]byte, i *InvoiceSummary, k *rowKey) error {
-	r := newWireRow(values, summaryWire)
-	r.summary(i, k)
-	return r.err
+// wireDecoder decodes a row of cols' select list into the fields pgx's Scan
+// would fill.
+func wireDecoder[T any](cols []column[T]) func([][]byte, *T, *rowKey) error {
+	layout := wireLayout(cols)
+	return func(values [][]byte, item *T, k *rowKey) error {
+		r := newWireRow(values, layout)
+		for _, c := range cols {
+			r.into(c.field(item, k), c.wire)
+		}
+		return r.err
+	}
 }
 
-// decodeInvoice decodes a row of fullColumns, as Invoice scans it.
-func decodeInvoice(values [][]byte, i *Invoice, k *rowKey) error {
-	r := newWireRow(values, invoiceWire)
-	r.summary(&i.InvoiceSummary, k)
-	i.Customer, i.Issuer, i.Language, i.Lines = r.json(), r.json(), r.text(), r.json()
-	i.PurchaseOrderReference, i.Notes, i.Terms = r.text(), r.text(), r.text()
-	return r.err
-}
-
-func (r *wireRow) summary(i *InvoiceSummary, k *rowKey) {
-	k.hi, k.lo = r.int(8), r.int(8)
-	i.ID, i.CompanyID, i.CustomerID, i.CustomerName, i.Currency = r.uuid(), r.uuid(), r.uuid(), r.text(), r.text()
-	i.IssueDate, i.DueDate, i.IssuedAt, i.Number, i.Status = r.text(), r.nullableText(), r.nullableTime(), r.nullableText(), r.text()
-	i.SubtotalMinor, i.TaxMinor, i.TotalMinor = r.int(8), r.int(8), r.int(8)
-	i.CreatedAt, i.UpdatedAt, i.Version = r.time(), r.time(), int(r.int(4))
-	i.VoidReason, i.VoidedAt, i.ExternalReference = r.nullableText(), r.nullableTime(), r.text()
+// into decodes the next value into field, by the field's type.
+func (r *wireRow) into(field any, wire wireColumn) {
+	switch f := field.(type) {
+	case *string:
+		if wire == uuidBinary {
+			*f = r.uuid()
+		} else {
+			*f = r.text()
+		}
+	case **string:
+		*f = r.nullableText()
+	case *int64:
+		*f = r.int(8)
+	case *int:
+		*f = int(r.int(4))
+	case *time.Time:
+		*f = r.time()
+	case **time.Time:
+		*f = r.nullableTime()
+	case *[]byte:
+		*f = r.json()
+	default:
+		r.value()
+		r.fail(fmt.Errorf("no decoder for a %T", field))
+	}
 }

@@ -13,10 +13,36 @@ import (
 	"github.com/invoicing/invoicing/command"
 )
 
-// readObject reads a create's body: it must be JSON by Content-Type (415),
-// at most maxBytes (413), and exactly one well-formed JSON object (400, see
-// command.DecodeObject).
-func readObject(r *http.Request, maxBytes int64) (map[string]any, error) {
+// Whether a write may be sent without a body.
+type bodyPresence int
+
+const (
+	bodyRequired bodyPresence = iota
+	// bodyOptional: an empty body (Content-Length: 0) reads as {}, whatever
+	// its Content-Type; issue and void may be sent so.
+	bodyOptional
+)
+
+// decodeCommand is the one way a write's body becomes its command's
+// request: read by readBody's rules, then decoded and validated once by
+// the command's own parser. A body that is not one well-formed JSON object
+// is an error here (400); violations of the request's rules travel in the
+// command.Parsed value to the use case, which answers them after its
+// checks that come first (command.Parsed).
+func decodeCommand[T any](r *http.Request, maxBytes int64, presence bodyPresence, parse func([]byte) (command.Parsed[T], error)) (command.Parsed[T], error) {
+	if presence == bodyOptional && r.ContentLength == 0 {
+		return parse([]byte("{}"))
+	}
+	raw, err := readBody(r, maxBytes)
+	if err != nil {
+		return command.Parsed[T]{}, err
+	}
+	return parse(raw)
+}
+
+// readBody reads a write's body: it must be JSON by Content-Type (415) and
+// at most maxBytes (413), and arrive within the read timeout (408).
+func readBody(r *http.Request, maxBytes int64) ([]byte, error) {
 	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mediaType != "application/json" {
 		return nil, errUnsupportedMediaType
@@ -36,17 +62,7 @@ func readObject(r *http.Request, maxBytes int64) (map[string]any, error) {
 	if int64(len(raw)) > maxBytes {
 		return nil, errPayloadTooLarge{limit: maxBytes}
 	}
-	return command.DecodeObject(raw)
-}
-
-// readOptionalObject reads the body of an operation that may be sent
-// without one (issuing an invoice): an empty body is a nil object, anything
-// else follows readObject's rules.
-func readOptionalObject(r *http.Request, maxBytes int64) (map[string]any, error) {
-	if r.ContentLength == 0 {
-		return nil, nil
-	}
-	return readObject(r, maxBytes)
+	return raw, nil
 }
 
 // writeJSON renders v with status. Encoding errors cannot be reported to a

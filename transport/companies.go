@@ -3,6 +3,7 @@ package transport
 import (
 	"net/http"
 
+	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/query"
 )
 
@@ -10,7 +11,7 @@ import (
 // GET /v1/companies/{company_id}.
 
 func (s *server) createCompany(w http.ResponseWriter, r *http.Request) error {
-	body, err := readObject(r, s.MaxBodyBytes)
+	body, err := decodeCommand(r, s.MaxBodyBytes, bodyRequired, command.ParseCreateCompany)
 	if err != nil {
 		return err
 	}
@@ -37,9 +38,10 @@ func (s *server) getCompany(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) listCompanies(w http.ResponseWriter, r *http.Request) error {
-	params, perr := parseList(r.URL.Query(), "external_reference")
+	perr := &command.ValidationError{}
+	params := parseList(perr, r.URL.Query(), "external_reference")
 	filter := query.CompanyFilter{ExternalReference: params.text(perr, "external_reference", 255)}
-	if err := perr.orNil(); err != nil {
+	if err := perr.OrNil(); err != nil {
 		return err
 	}
 	page, err := s.Queries.Companies(r.Context(), principal(r).AccountID, filter, params.page)

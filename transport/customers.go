@@ -5,6 +5,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/query"
 )
 
@@ -16,7 +17,7 @@ func (s *server) createCustomer(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := readObject(r, s.MaxBodyBytes)
+	body, err := decodeCommand(r, s.MaxBodyBytes, bodyRequired, command.ParseCreateCustomer)
 	if err != nil {
 		return err
 	}
@@ -30,10 +31,10 @@ func (s *server) createCustomer(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) getCustomer(w http.ResponseWriter, r *http.Request) error {
-	perr := &paramError{}
+	perr := &command.ValidationError{}
 	companyID := pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
 	customerID := pathUUID(perr, "customer_id", mux.Vars(r)["customer_id"])
-	if err := perr.orNil(); err != nil {
+	if err := perr.OrNil(); err != nil {
 		return err
 	}
 	c, err := s.Queries.Customer(r.Context(), principal(r).AccountID, companyID, customerID)
@@ -45,12 +46,11 @@ func (s *server) getCustomer(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) listCustomers(w http.ResponseWriter, r *http.Request) error {
-	perr := &paramError{}
+	perr := &command.ValidationError{}
 	companyID := pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
-	params, qerr := parseList(r.URL.Query(), "external_reference")
-	perr.details = append(perr.details, qerr.details...)
+	params := parseList(perr, r.URL.Query(), "external_reference")
 	filter := query.CustomerFilter{ExternalReference: params.text(perr, "external_reference", 255)}
-	if err := perr.orNil(); err != nil {
+	if err := perr.OrNil(); err != nil {
 		return err
 	}
 	page, err := s.Queries.Customers(r.Context(), principal(r).AccountID, companyID, filter, params.page)

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -42,33 +43,24 @@ func is(target error) func(error) bool {
 	return func(err error) bool { return errors.Is(err, target) }
 }
 
-func isAny(targets ...error) func(error) bool {
-	return func(err error) bool {
-		for _, t := range targets {
-			if errors.Is(err, t) {
-				return true
-			}
-		}
-		return false
-	}
-}
-
 func as[T error](err error) bool {
 	var t T
 	return errors.As(err, &t)
 }
 
+// invalidKeyMessage states command's idempotency-key rule to the client.
+var invalidKeyMessage = fmt.Sprintf("The idempotency-key header is required: %d to %d printable ASCII characters without spaces.",
+	command.MinIdempotencyKeyLen, command.MaxIdempotencyKeyLen)
+
 var errorTable = []errorRow{
 	{as[*command.ValidationError], http.StatusUnprocessableEntity, "validation_failed", "The request is invalid; see details."},
-	{as[*paramError], http.StatusUnprocessableEntity, "validation_failed", "The request is invalid; see details."},
 	{is(query.ErrInvalidCursor), http.StatusUnprocessableEntity, "validation_failed", "The request is invalid; see details."},
 	{is(command.ErrMalformedBody), http.StatusBadRequest, "malformed_request", "The body must be one well-formed JSON object."},
-	{is(command.ErrInvalidIdempotencyKey), http.StatusBadRequest, "malformed_request", "The idempotency-key header is required: 8 to 255 printable ASCII characters without spaces."},
+	{is(command.ErrInvalidIdempotencyKey), http.StatusBadRequest, "malformed_request", invalidKeyMessage},
 	{is(auth.ErrUnauthenticated), http.StatusUnauthorized, "unauthenticated", "A valid bearer access token is required."},
 	{is(auth.ErrForbidden), http.StatusForbidden, "forbidden", "The access token does not name an account."},
 	{is(errMissingScope), http.StatusForbidden, "forbidden", "The access token lacks the scope this operation needs."},
-	{is(command.ErrNotFound), http.StatusNotFound, "not_found", "The resource does not exist."},
-	{is(query.ErrNotFound), http.StatusNotFound, "not_found", "The resource does not exist."},
+	{is(events.ErrNotFound), http.StatusNotFound, "not_found", "The resource does not exist."},
 	{is(errRouteNotFound), http.StatusNotFound, "not_found", "The resource does not exist."},
 	{is(errMethodNotAllowed), http.StatusMethodNotAllowed, "method_not_allowed", "The method is not allowed on this resource."},
 	{is(errRequestTimeout), http.StatusRequestTimeout, "request_timeout", "The request body was not received in time."},
@@ -77,7 +69,7 @@ var errorTable = []errorRow{
 	{as[errPayloadTooLarge], http.StatusRequestEntityTooLarge, "payload_too_large", "The request body is too large."},
 	{is(errUnsupportedMediaType), http.StatusUnsupportedMediaType, "unsupported_media_type", "The body must be sent as Content-Type: application/json."},
 	{is(command.ErrNotYetReadable), http.StatusServiceUnavailable, "not_yet_readable", "The request was stored but cannot be read back yet; send it again with the same idempotency-key to get its result."},
-	{isAny(events.ErrUnavailable, query.ErrUnavailable), http.StatusServiceUnavailable, "unavailable", "The service cannot reach its database right now; send the request again (writes with the same idempotency-key)."},
+	{is(events.ErrUnavailable), http.StatusServiceUnavailable, "unavailable", "The service cannot reach its database right now; send the request again (writes with the same idempotency-key)."},
 }
 
 // bearerChallenge is the WWW-Authenticate of a 401 (RFC 6750 §3): the bare
@@ -140,15 +132,12 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 func details(err error) []detailJSON {
 	var out []detailJSON
 	var verr *command.ValidationError
-	var perr *paramError
 	var merr *command.MalformedBodyError
 	switch {
 	case errors.As(err, &verr):
 		out = violationDetails(verr.Violations)
 	case errors.As(err, &merr):
 		out = violationDetails(merr.Violations)
-	case errors.As(err, &perr):
-		out = perr.details
 	case errors.Is(err, query.ErrInvalidCursor):
 		out = []detailJSON{{Message: "is not a cursor issued for this list and these filters", Path: "after"}}
 	}

@@ -20,7 +20,7 @@ func (s *server) createInvoice(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := readObject(r, s.MaxBodyBytes)
+	body, err := decodeCommand(r, s.MaxBodyBytes, bodyRequired, command.ParseCreateInvoice)
 	if err != nil {
 		return err
 	}
@@ -49,21 +49,20 @@ func (s *server) getInvoice(w http.ResponseWriter, r *http.Request) error {
 var invoiceStatuses = map[string]bool{events.StatusDraft: true, events.StatusIssued: true, events.StatusVoid: true}
 
 func (s *server) listInvoices(w http.ResponseWriter, r *http.Request) error {
-	perr := &paramError{}
+	perr := &command.ValidationError{}
 	companyID := pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
-	params, qerr := parseList(r.URL.Query(), "customer_id", "external_reference", "status")
-	perr.details = append(perr.details, qerr.details...)
+	params := parseList(perr, r.URL.Query(), "customer_id", "external_reference", "status")
 	filter := query.InvoiceFilter{ExternalReference: params.text(perr, "external_reference", 255)}
 	if v, ok := params.filters["customer_id"]; ok {
 		filter.CustomerID = pathUUID(perr, "customer_id", v)
 	}
 	if v, ok := params.filters["status"]; ok {
 		if !invoiceStatuses[v] {
-			perr.add("status", "must be one of draft, issued, void")
+			perr.Add("status", "must be one of draft, issued, void")
 		}
 		filter.Status = v
 	}
-	if err := perr.orNil(); err != nil {
+	if err := perr.OrNil(); err != nil {
 		return err
 	}
 	page, err := s.Queries.Invoices(r.Context(), principal(r).AccountID, companyID, filter, params.page)
@@ -75,22 +74,23 @@ func (s *server) listInvoices(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) issueInvoice(w http.ResponseWriter, r *http.Request) error {
-	return s.changeInvoice(w, r, s.Commands.IssueInvoice)
+	return changeInvoice(s, w, r, command.ParseIssueInvoice, s.Commands.IssueInvoice)
 }
 
 func (s *server) voidInvoice(w http.ResponseWriter, r *http.Request) error {
-	return s.changeInvoice(w, r, s.Commands.VoidInvoice)
+	return changeInvoice(s, w, r, command.ParseVoidInvoice, s.Commands.VoidInvoice)
 }
 
-// changeInvoice runs a lifecycle operation (issue, void): 200 with the
-// invoice as the operation left it.
-func (s *server) changeInvoice(w http.ResponseWriter, r *http.Request,
-	change func(context.Context, command.Request, string, string, map[string]any) (command.Result[events.Invoice], error)) error {
+// changeInvoice runs a lifecycle operation (issue, void), which may be sent
+// without a body: 200 with the invoice as the operation left it.
+func changeInvoice[T any](s *server, w http.ResponseWriter, r *http.Request,
+	parse func([]byte) (command.Parsed[T], error),
+	change func(context.Context, command.Request, string, string, command.Parsed[T]) (command.Result[events.Invoice], error)) error {
 	companyID, invoiceID, err := invoiceParams(r)
 	if err != nil {
 		return err
 	}
-	body, err := readOptionalObject(r, s.MaxBodyBytes)
+	body, err := decodeCommand(r, s.MaxBodyBytes, bodyOptional, parse)
 	if err != nil {
 		return err
 	}
@@ -105,8 +105,8 @@ func (s *server) changeInvoice(w http.ResponseWriter, r *http.Request,
 
 // invoiceParams reads and checks {company_id} and {invoice_id}.
 func invoiceParams(r *http.Request) (companyID, invoiceID string, err error) {
-	perr := &paramError{}
+	perr := &command.ValidationError{}
 	companyID = pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
 	invoiceID = pathUUID(perr, "invoice_id", mux.Vars(r)["invoice_id"])
-	return companyID, invoiceID, perr.orNil()
+	return companyID, invoiceID, perr.OrNil()
 }

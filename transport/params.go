@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/gorilla/mux"
@@ -17,43 +16,20 @@ import (
 	"github.com/invoicing/invoicing/query"
 )
 
-// paramError lists the violations of a request's path or query parameters.
-type paramError struct {
-	details []detailJSON
-}
-
-func (e *paramError) Error() string {
-	parts := make([]string, len(e.details))
-	for i, d := range e.details {
-		parts[i] = d.Path + ": " + d.Message
-	}
-	return "invalid parameters: " + strings.Join(parts, "; ")
-}
-
-func (e *paramError) add(path, msg string) {
-	e.details = append(e.details, detailJSON{Message: msg, Path: path})
-}
-
-func (e *paramError) orNil() error {
-	if len(e.details) == 0 {
-		return nil
-	}
-	return e
-}
-
 var cursorPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,512}$`)
 
 var limitMessage = fmt.Sprintf("must be an integer between %d and %d", query.MinLimit, query.MaxLimit)
 
-// listParams reads a list's query string: the page parameters plus the
-// named filters, rejecting unknown and repeated names.
+// listParams is a list's query string: the page parameters plus the named
+// filters.
 type listParams struct {
 	page    query.PageRequest
 	filters map[string]string
 }
 
-func parseList(q url.Values, filters ...string) (listParams, *paramError) {
-	perr := &paramError{}
+// parseList reads a list's query string, adding to perr every unknown,
+// repeated or malformed parameter.
+func parseList(perr *command.ValidationError, q url.Values, filters ...string) listParams {
 	known := map[string]bool{"after": true, "limit": true}
 	for _, f := range filters {
 		known[f] = true
@@ -68,50 +44,50 @@ func parseList(q url.Values, filters ...string) (listParams, *paramError) {
 		values := q[name]
 		switch {
 		case !known[name]:
-			perr.add(name, "is not a known query parameter")
+			perr.Add(name, "is not a known query parameter")
 		case len(values) != 1:
-			perr.add(name, "must be given once")
+			perr.Add(name, "must be given once")
 		case name == "limit":
 			n, err := strconv.Atoi(values[0])
 			if err != nil || n < query.MinLimit || n > query.MaxLimit {
-				perr.add(name, limitMessage)
+				perr.Add(name, limitMessage)
 			}
 			out.page.Limit = n
 		case name == "after":
 			if !cursorPattern.MatchString(values[0]) {
-				perr.add(name, "must be a cursor returned as next_cursor")
+				perr.Add(name, "must be a cursor returned as next_cursor")
 			}
 			out.page.After = values[0]
 		default:
 			out.filters[name] = values[0]
 		}
 	}
-	return out, perr
+	return out
 }
 
 // text checks an exact-match string filter of 1..max code points of text
 // (events.CheckText: a query string may carry any bytes, %00 and %FF too).
-func (p listParams) text(perr *paramError, name string, max int) string {
+func (p listParams) text(perr *command.ValidationError, name string, max int) string {
 	v, ok := p.filters[name]
 	if !ok {
 		return ""
 	}
 	if err := events.CheckText(v, false); err != nil {
-		perr.add(name, err.Error())
+		perr.Add(name, err.Error())
 		return ""
 	}
 	if n := utf8.RuneCountInString(v); n < 1 || n > max {
-		perr.add(name, "must be 1 to "+strconv.Itoa(max)+" characters")
+		perr.Add(name, "must be 1 to "+strconv.Itoa(max)+" characters")
 	}
 	return v
 }
 
 // pathUUID checks an id in the path or the query string, canonicalising
 // its spelling so that equal ids compare equal (command.ParseUUID).
-func pathUUID(perr *paramError, name, v string) string {
+func pathUUID(perr *command.ValidationError, name, v string) string {
 	id, ok := command.ParseUUID(v)
 	if !ok {
-		perr.add(name, "must be a UUID")
+		perr.Add(name, "must be a UUID")
 		return ""
 	}
 	return id
@@ -119,7 +95,7 @@ func pathUUID(perr *paramError, name, v string) string {
 
 // companyParam reads and checks the {company_id} path parameter alone.
 func companyParam(r *http.Request) (string, error) {
-	perr := &paramError{}
+	perr := &command.ValidationError{}
 	id := pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
-	return id, perr.orNil()
+	return id, perr.OrNil()
 }

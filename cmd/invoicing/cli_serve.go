@@ -16,10 +16,11 @@ import (
 const DefaultGCPercent = 400
 
 // DefaultMemoryLimit is serve's soft memory limit (Go's GOMEMLIMIT) unless
-// GOMEMLIMIT is set. A catch-up holds tens of megabytes live (pages and
-// batches of 2,000 events); at DefaultGCPercent the heap could grow to
-// five times that (240 MiB at a million invoices), so near this limit the
-// collector runs as often as it must instead.
+// GOMEMLIMIT is set. A catch-up holds tens of megabytes live (pages of
+// pgstore.PageSize and batches of projections.DefaultBatchSize events); at
+// DefaultGCPercent the heap could grow to five times that (240 MiB at a
+// million invoices), so near this limit the collector runs as often as it
+// must instead.
 const DefaultMemoryLimit = 96 << 20
 
 // newServeCmd is `invoicing serve`; serve.go wires the service.

@@ -12,16 +12,14 @@ import (
 )
 
 // directory implements command.Directory over the read models, so that
-// command depends on neither query nor projections.
+// command depends on neither query nor projections. Both sides answer
+// events.ErrNotFound, so a miss passes through as it is.
 type directory struct {
 	q *query.Store
 }
 
 func (d directory) Company(ctx context.Context, accountID, companyID string) (command.CompanyRecord, error) {
 	c, err := d.q.Company(ctx, accountID, companyID)
-	if errors.Is(err, query.ErrNotFound) {
-		return command.CompanyRecord{}, command.ErrNotFound
-	}
 	if err != nil {
 		return command.CompanyRecord{}, err
 	}
@@ -38,18 +36,11 @@ func (d directory) Company(ctx context.Context, accountID, companyID string) (co
 }
 
 func (d directory) InvoiceStream(ctx context.Context, accountID, companyID, invoiceID string) (string, error) {
-	stream, err := d.q.InvoiceStream(ctx, accountID, companyID, invoiceID)
-	if errors.Is(err, query.ErrNotFound) {
-		return "", command.ErrNotFound
-	}
-	return stream, err
+	return d.q.InvoiceStream(ctx, accountID, companyID, invoiceID)
 }
 
 func (d directory) Customer(ctx context.Context, accountID, companyID, customerID string) (command.CustomerRecord, error) {
 	c, err := d.q.Customer(ctx, accountID, companyID, customerID)
-	if errors.Is(err, query.ErrNotFound) {
-		return command.CustomerRecord{}, command.ErrNotFound
-	}
 	if err != nil {
 		return command.CustomerRecord{}, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,5 +137,59 @@ func TestUnknownRoutesAndMethods(t *testing.T) {
 			t.Errorf("%s %s = %d, want %d", tt.method, tt.path, res.status, tt.want)
 		}
 		errorCode(t, res)
+	}
+}
+
+// A request wrong in several ways gets the answer of the first check it
+// fails, in the order docs/decisions.md gives: path ids, Content-Type, a
+// malformed body, the idempotency key, the company in the path, the body's
+// violations, then what needs the stored records (an issue's or void's
+// invoice, a new invoice's customer).
+func TestAWriteAnswersTheFirstCheckItFails(t *testing.T) {
+	s := newService(t)
+	b := newBilling(t, s, "precedence", minimalCompany)
+	other := token(t, "someone-else")
+	customers := "/v1/companies/" + b.companyID + "/customers"
+	unknownInvoice := b.path("/" + uuid.NewString())
+	const malformedMessage = "The body must be one well-formed JSON object."
+	const keyMessage = "The idempotency-key header is required: 8 to 255 printable ASCII characters without spaces."
+	for _, tt := range []struct {
+		name    string
+		res     response
+		status  int
+		message string   // error.message, when it tells two 400s apart
+		paths   []string // error.details' paths, for a 422
+	}{
+		{"a malformed path id before a malformed body", s.post(t, "/v1/companies/not-a-uuid/customers", b.tok, "", `{"name":`),
+			http.StatusUnprocessableEntity, "", []string{"company_id"}},
+		{"the media type before a malformed body", s.do(t, request{method: http.MethodPost, path: customers, token: b.tok, body: `{"name":`, contentType: "text/plain"}),
+			http.StatusUnsupportedMediaType, "", nil},
+		{"a malformed body before the key", s.post(t, "/v1/companies", b.tok, "", `{"legal_name":"a","legal_name":"b"}`),
+			http.StatusBadRequest, malformedMessage, []string{"legal_name"}},
+		{"the key before the company", s.post(t, customers, other, "", minimalCustomer),
+			http.StatusBadRequest, keyMessage, nil},
+		{"the key before the body's violations", s.post(t, "/v1/companies", b.tok, "short", `{"legal_name":5}`),
+			http.StatusBadRequest, keyMessage, nil},
+		{"the company before the body's violations", s.post(t, customers, other, "precedence-1", `{"name":5}`),
+			http.StatusNotFound, "", nil},
+		{"the body's violations before the customer", s.post(t, b.path(""), b.tok, "precedence-2",
+			`{"customer_id":"`+uuid.NewString()+`","issue_date":"2025-02-30","lines":[{"description":"x","quantity":"1","unit_amount_minor":1,"tax_rate_bps":0}]}`),
+			http.StatusUnprocessableEntity, "", []string{"issue_date"}},
+		{"the body's violations before the invoice", s.post(t, unknownInvoice+"/void", b.tok, "precedence-3", `{}`),
+			http.StatusUnprocessableEntity, "", []string{"reason"}},
+		{"the key before the invoice", s.post(t, unknownInvoice+"/issue", b.tok, "", ""),
+			http.StatusBadRequest, keyMessage, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mustStatus(t, tt.res, tt.status)
+			errorCode(t, tt.res)
+			e := tt.res.object(t)["error"].(map[string]any)
+			if tt.message != "" && e["message"] != tt.message {
+				t.Errorf("message %q, want %q", e["message"], tt.message)
+			}
+			if got := detailPaths(t, tt.res); !slices.Equal(got, tt.paths) {
+				t.Errorf("detail paths %q, want %q", got, tt.paths)
+			}
+		})
 	}
 }

@@ -106,7 +106,7 @@ func wrongRevision(stream string, expected events.ExpectedRevision) error {
 // appendFailed is the error of an append whose statement failed; an
 // outage is marked events.ErrUnavailable.
 func appendFailed(stream string, err error) error {
-	return fmt.Errorf("pgstore: append to %s: %w", stream, unavailable(err))
+	return fmt.Errorf("pgstore: append to %s: %w", stream, pgerr.MarkUnavailable(err, events.ErrUnavailable))
 }
 
 // gaveUp is the error of an append whose caller's context ended first:

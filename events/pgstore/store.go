@@ -229,25 +229,16 @@ func (s *Store) ReadStream(ctx context.Context, stream string) ([]events.Recorde
 		       event_type, data::text, metadata::text, recorded_at
 		FROM events WHERE stream_name = $1 ORDER BY stream_revision`, stream)
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: read stream %s: %w", stream, unavailable(err))
+		return nil, fmt.Errorf("pgstore: read stream %s: %w", stream, pgerr.MarkUnavailable(err, events.ErrUnavailable))
 	}
 	out, err := scanEvents(rows)
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: read stream %s: %w", stream, unavailable(err))
+		return nil, fmt.Errorf("pgstore: read stream %s: %w", stream, pgerr.MarkUnavailable(err, events.ErrUnavailable))
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("pgstore: read stream %s: %w", stream, events.ErrStreamNotFound)
 	}
 	return out, nil
-}
-
-// unavailable marks the errors that mean the database could not be reached
-// with events.ErrUnavailable, keeping the cause.
-func unavailable(err error) error {
-	if pgerr.Unavailable(err) {
-		return fmt.Errorf("%w: %w", events.ErrUnavailable, err)
-	}
-	return err
 }
 
 // ReadLast implements events.Store: one index probe on (stream_name,
@@ -258,11 +249,11 @@ func (s *Store) ReadLast(ctx context.Context, stream string) (events.RecordedEve
 		       event_type, data::text, metadata::text, recorded_at
 		FROM events WHERE stream_name = $1 ORDER BY stream_revision DESC LIMIT 1`, stream)
 	if err != nil {
-		return events.RecordedEvent{}, fmt.Errorf("pgstore: read last of %s: %w", stream, unavailable(err))
+		return events.RecordedEvent{}, fmt.Errorf("pgstore: read last of %s: %w", stream, pgerr.MarkUnavailable(err, events.ErrUnavailable))
 	}
 	out, err := scanEvents(rows)
 	if err != nil {
-		return events.RecordedEvent{}, fmt.Errorf("pgstore: read last of %s: %w", stream, unavailable(err))
+		return events.RecordedEvent{}, fmt.Errorf("pgstore: read last of %s: %w", stream, pgerr.MarkUnavailable(err, events.ErrUnavailable))
 	}
 	if len(out) == 0 {
 		return events.RecordedEvent{}, fmt.Errorf("pgstore: read last of %s: %w", stream, events.ErrStreamNotFound)

@@ -11,10 +11,10 @@ import (
 	"github.com/invoicing/invoicing/events"
 )
 
-// pageSize is how many events a subscription reads per query while catching
-// up; a projection runner's batch takes at most what one page delivered, so
-// it matches projections' default batch size.
-const pageSize = 2000
+// PageSize is how many events a subscription reads per query while catching
+// up. A projection runner's batch takes at most what one page delivered, so
+// it is projections.DefaultBatchSize (a test there keeps them so).
+const PageSize = 2000
 
 // heldBackPoll is how soon a subscription reads again when committed events
 // are hidden behind an older open transaction.
@@ -44,7 +44,7 @@ func (s *Store) SubscribeAll(ctx context.Context, from events.Position, payloads
 		payloadsOf = nil // every payload
 	}
 	s.startListener()
-	sub := &subscription{ch: make(chan events.RecordedEvent, pageSize), done: make(chan struct{}), payloadsOf: payloadsOf}
+	sub := &subscription{ch: make(chan events.RecordedEvent, PageSize), done: make(chan struct{}), payloadsOf: payloadsOf}
 	go sub.run(ctx, s, from)
 	return sub, nil
 }
@@ -54,7 +54,7 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 	held := heldBackPoll
 	for {
 		wake := s.wake.Wait(sub.payloadsOf) // taken before reading, so no commit is missed
-		page, err := s.readPage(ctx, pos, pageSize, sub.payloadsOf)
+		page, err := s.readPage(ctx, pos, PageSize, sub.payloadsOf)
 		if err != nil {
 			sub.fail(ctx, err)
 			return
@@ -67,7 +67,7 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 				return
 			}
 		}
-		if len(page) == pageSize {
+		if len(page) == PageSize {
 			continue
 		}
 		wait, hidden := s.nextRead(ctx, sub.payloadsOf, pos, len(page) > 0, &held)

@@ -5,6 +5,7 @@ package pgerr
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 
@@ -34,4 +35,15 @@ func Unavailable(err error) bool {
 	var netErr net.Error
 	return errors.As(err, &connectErr) || errors.As(err, &netErr) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || pgconn.SafeToRetry(err)
+}
+
+// MarkUnavailable wraps err with sentinel when Unavailable(err) holds,
+// keeping the cause, and returns any other error as it is. Adapters pass
+// the sentinel their callers test for (events.ErrUnavailable); taking it
+// as an argument keeps this package a helper over pgx alone.
+func MarkUnavailable(err, sentinel error) error {
+	if Unavailable(err) {
+		return fmt.Errorf("%w: %w", sentinel, err)
+	}
+	return err
 }
