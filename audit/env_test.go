@@ -2,17 +2,13 @@ package audit
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/events/pgstore"
 	"github.com/invoicing/invoicing/internal/pgtest"
 )
@@ -50,28 +46,4 @@ func newEnvAt(t testing.TB, url string, migrations ...func(context.Context, *pgx
 	store := pgstore.New(pool, quiet, pgstore.Options{PollInterval: 20 * time.Millisecond})
 	t.Cleanup(func() { store.Close() })
 	return env{pool: pool, store: store}
-}
-
-// appendCompanies appends n CompanyCreated events, each to a stream of its
-// own, and returns the last position.
-func appendCompanies(t *testing.T, store events.Store, n int) events.Position {
-	t.Helper()
-	var last events.Position
-	for i := 0; i < n; i++ {
-		stream := fmt.Sprintf("company-%s", uuid.NewString())
-		data, _ := json.Marshal(events.CompanyCreated{
-			CompanyID: uuid.NewString(), AccountID: "acct", LegalName: fmt.Sprintf("Company %d", i),
-			Address:         events.Address{City: "Berlin", CountryCode: "DE", Line1: "Str 1", PostalCode: "10115"},
-			DefaultCurrency: "EUR", DefaultLanguage: "en", DefaultPaymentTermsDays: 30,
-			Identifiers: []events.Identifier{}, CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
-		})
-		res, err := store.Append(context.Background(), stream, events.NoStream(), events.EventData{
-			ID: events.EventID(stream, 0), Type: events.TypeCompanyCreated, Data: data, Metadata: []byte(`{}`),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		last = res.Position
-	}
-	return last
 }

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/invoicing/invoicing/events/eventstoretest"
 )
 
 func TestSealNowChainsWhatIsNotChainedAndSealsIt(t *testing.T) {
@@ -17,7 +19,7 @@ func TestSealNowChainsWhatIsNotChainedAndSealsIt(t *testing.T) {
 	if _, err := SealNow(ctx, e.store, e.pool, testSealKey); !errors.Is(err, ErrEmptyLog) {
 		t.Fatalf("SealNow on an empty log: %v, want ErrEmptyLog", err)
 	}
-	appendCompanies(t, e.store, 7)
+	eventstoretest.AppendCompanies(t, e.store, 7)
 	seal, err := SealNow(ctx, e.store, e.pool, testSealKey)
 	if err != nil || seal.Seq != 7 || seal.Signature == "" {
 		t.Fatalf("SealNow = %+v, %v; want a signed seal at seq 7", seal, err)
@@ -25,7 +27,7 @@ func TestSealNowChainsWhatIsNotChainedAndSealsIt(t *testing.T) {
 	if again, err := SealNow(ctx, e.store, e.pool, testSealKey); err != nil || again != seal {
 		t.Fatalf("SealNow with nothing new = %+v, %v; want the same seal", again, err)
 	}
-	appendCompanies(t, e.store, 1)
+	eventstoretest.AppendCompanies(t, e.store, 1)
 	next, err := SealNow(ctx, e.store, e.pool, testSealKey)
 	if err != nil || next.Seq != 8 {
 		t.Fatalf("SealNow after one more event = %+v, %v; want seq 8", next, err)
@@ -40,17 +42,17 @@ func TestSealNowChainsWhatIsNotChainedAndSealsIt(t *testing.T) {
 func TestSealNowKeepsToTheKeyOfTheSealsBefore(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	appendCompanies(t, e.store, 1)
+	eventstoretest.AppendCompanies(t, e.store, 1)
 	if seal, err := SealNow(ctx, e.store, e.pool, nil); err != nil || seal.Signature != "" {
 		t.Fatalf("an unsigned first seal = %+v, %v", seal, err)
 	}
-	appendCompanies(t, e.store, 1)
+	eventstoretest.AppendCompanies(t, e.store, 1)
 	if _, err := SealNow(ctx, e.store, e.pool, testSealKey); err != nil {
 		t.Fatalf("signing after unsigned seals: %v", err)
 	}
 	other := ed25519.NewKeyFromSeed([]byte("another-key-another-key-another-"))
 	for name, key := range map[string]ed25519.PrivateKey{"no key": nil, "another key": other} {
-		appendCompanies(t, e.store, 1)
+		eventstoretest.AppendCompanies(t, e.store, 1)
 		if _, err := SealNow(ctx, e.store, e.pool, key); !errors.Is(err, ErrSigningKey) {
 			t.Errorf("%s after signed seals: %v, want ErrSigningKey", name, err)
 		}
@@ -88,7 +90,7 @@ func TestSealNowTakesTurnsWithARunningSealer(t *testing.T) {
 	defer func() { cancel(); <-done }()
 
 	var wg sync.WaitGroup
-	wg.Go(func() { appendCompanies(t, e.store, 200) })
+	wg.Go(func() { eventstoretest.AppendCompanies(t, e.store, 200) })
 	var seals []Seal
 	for range 40 {
 		seal, err := SealNow(context.Background(), e.store, e.pool, testSealKey)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/invoicing/invoicing/events/eventstoretest"
 	"github.com/invoicing/invoicing/internal/follow"
 )
 
@@ -63,7 +64,7 @@ func TestTheChainCoversEveryEventOnceInTheProjectorsOrder(t *testing.T) {
 	var wg sync.WaitGroup
 	for range writers {
 		wg.Add(1)
-		go func() { defer wg.Done(); appendCompanies(t, e.store, each) }()
+		go func() { defer wg.Done(); eventstoretest.AppendCompanies(t, e.store, each) }()
 	}
 	wg.Wait()
 	waitChained(t, e, writers*each)
@@ -117,7 +118,7 @@ func chainedLog(t *testing.T, n int) (env, []int64) {
 	e := newEnv(t)
 	stop := runSealer(t, e, SealerOptions{SealEvery: 1, Key: testSealKey}) // the last seal covers every event
 	defer stop()
-	appendCompanies(t, e.store, n)
+	eventstoretest.AppendCompanies(t, e.store, n)
 	waitChained(t, e, n)
 	rows, err := e.pool.Query(context.Background(), `SELECT global_position FROM events ORDER BY tx_id, global_position`)
 	if err != nil {
@@ -216,7 +217,7 @@ func TestTheSealerResumesAfterACrashMidSealWithoutAGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := runSealer(t, e, SealerOptions{SealEvery: 5, Key: testSealKey, Retry: follow.Retry{MinBackoff: 5 * time.Millisecond}})
-	appendCompanies(t, e.store, 12)
+	eventstoretest.AppendCompanies(t, e.store, 12)
 	time.Sleep(300 * time.Millisecond) // several failed attempts
 	stop()
 	var chained int
@@ -227,7 +228,7 @@ func TestTheSealerResumesAfterACrashMidSealWithoutAGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	runSealer(t, e, SealerOptions{SealEvery: 5, Key: testSealKey}) // another process takes over
-	appendCompanies(t, e.store, 3)
+	eventstoretest.AppendCompanies(t, e.store, 3)
 	waitChained(t, e, 15)
 	if r := verify(t, e); !r.OK() {
 		t.Fatalf("after the restart: %v", r.Problems)
@@ -240,7 +241,7 @@ func TestTheSealerYieldsToProjectionsCatchingUp(t *testing.T) {
 	for _, yield := range []bool{false, true} {
 		t.Run(fmt.Sprintf("yield=%v", yield), func(t *testing.T) {
 			e := newEnv(t)
-			appendCompanies(t, e.store, 100)
+			eventstoretest.AppendCompanies(t, e.store, 100)
 			var asked atomic.Int32
 			stop := runSealer(t, e, SealerOptions{BatchSize: 10, Linger: time.Hour,
 				Yield: func() bool { asked.Add(1); return yield }})

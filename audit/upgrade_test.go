@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/invoicing/invoicing/events/eventstoretest"
 	"github.com/invoicing/invoicing/internal/pgmigrate"
 	"github.com/invoicing/invoicing/internal/pgtest"
 )
@@ -55,7 +56,7 @@ func TestADatabaseChainedBeforeAuditHadItsMigrationsUpgradesIntact(t *testing.T)
 	url := pgtest.NewDatabase(t)
 	e := newEnvAt(t, url, migrateProjections(releasedProjections(t), "."))
 	stop := runSealer(t, e, SealerOptions{SealEvery: 1, Key: testSealKey})
-	appendCompanies(t, e.store, 6)
+	eventstoretest.AppendCompanies(t, e.store, 6)
 	waitChained(t, e, 6)
 	stop()
 	ctx := context.Background()
@@ -78,7 +79,7 @@ func TestADatabaseChainedBeforeAuditHadItsMigrationsUpgradesIntact(t *testing.T)
 	if err != nil || !slices.Equal(before, after) {
 		t.Fatalf("the chain after the upgrade: %d links (%v), want the %d from before", len(after), err, len(before))
 	}
-	appendCompanies(t, e.store, 2)
+	eventstoretest.AppendCompanies(t, e.store, 2)
 	seal, err := SealNow(ctx, e.store, e.pool, testSealKey)
 	if err != nil || seal.Seq != 8 {
 		t.Fatalf("SealNow after the upgrade = %+v, %v; want a seal at seq 8", seal, err)
@@ -94,7 +95,7 @@ func TestADatabaseChainedBeforeAuditHadItsMigrationsUpgradesIntact(t *testing.T)
 func TestAnOlderBinaryStartsOnADatabaseCreatedSince(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	e := newEnvAt(t, url, migrateProjections(os.DirFS(projectionsDir), "."), Migrate)
-	appendCompanies(t, e.store, 3)
+	eventstoretest.AppendCompanies(t, e.store, 3)
 	if _, err := SealNow(context.Background(), e.store, e.pool, testSealKey); err != nil {
 		t.Fatal(err)
 	}

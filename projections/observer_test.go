@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/events/eventstoretest"
 )
 
 // batchLog is an Observer that keeps what it is told.
@@ -32,7 +33,7 @@ func (l *batchLog) take() []CommittedBatch {
 func TestObserversAreToldOfEveryCommittedBatchAndCheckpointsTellWhere(t *testing.T) {
 	e := newEnv(t)
 	before := time.Now().Add(-time.Minute)
-	last := appendCompanies(t, e.store, 25)
+	last := eventstoretest.AppendCompanies(t, e.store, 25)
 	ctx := context.Background()
 
 	live := &batchLog{}

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/events/eventstoretest"
 	"github.com/invoicing/invoicing/internal/follow"
 	"github.com/invoicing/invoicing/internal/pgtest"
 )
@@ -561,7 +562,7 @@ func TestProjectorsAndWaitsOutlastADatabaseOutage(t *testing.T) {
 	srv := pgtest.NewServer(t)
 	e := newEnvAt(t, srv.NewDatabase(t))
 	g := startGroup(t, e, RunnerOptions{}, Companies{}) // the default backoff
-	before := appendCompanies(t, e.store, 1)
+	before := eventstoretest.AppendCompanies(t, e.store, 1)
 	mustReach(t, g, before)
 
 	srv.StopImmediate()
@@ -586,7 +587,7 @@ func TestProjectorsAndWaitsOutlastADatabaseOutage(t *testing.T) {
 		t.Errorf("WaitFor across the restart = %v, want nil", err)
 	}
 
-	after := appendCompanies(t, e.store, 1)
+	after := eventstoretest.AppendCompanies(t, e.store, 1)
 	ctx, cancel = context.WithDeadline(context.Background(), accepted.Add(time.Second))
 	defer cancel()
 	if err := g.WaitFor(ctx, after, events.TypeCompanyCreated); err != nil {

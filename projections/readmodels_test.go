@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/events/eventstoretest"
 )
 
 // appendEvent appends payload as the first event of a new stream of kind and
@@ -252,7 +253,7 @@ func TestInvoiceDraftedProjectsADraftRowThatCopiesTheEvent(t *testing.T) {
 func TestEachProjectionWritesOnlyItsOwnEventType(t *testing.T) {
 	e := newEnv(t)
 	created := time.Date(2026, 3, 1, 9, 30, 15, 0, time.UTC)
-	appendCompanies(t, e.store, 2)
+	eventstoretest.AppendCompanies(t, e.store, 2)
 	customer := events.CustomerCreated{CustomerID: uuid.NewString(), CompanyID: uuid.NewString(), AccountID: "acct",
 		Name: "Globex", Address: testAddress, CreatedAt: created}
 	appendEvent(t, e.store, "customer", events.TypeCustomerCreated, customer)

@@ -2,9 +2,7 @@ package projections
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"sync/atomic"
@@ -16,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/events/eventstoretest"
 	"github.com/invoicing/invoicing/events/pgstore"
 	"github.com/invoicing/invoicing/internal/follow"
 	"github.com/invoicing/invoicing/internal/pgtest"
@@ -67,29 +66,6 @@ func connect(t testing.TB, url string) *pgxpool.Pool {
 	return pool
 }
 
-// appendCompanies appends n CompanyCreated events and returns the last position.
-func appendCompanies(t *testing.T, store events.Store, n int) events.Position {
-	t.Helper()
-	var last events.Position
-	for i := 0; i < n; i++ {
-		stream := fmt.Sprintf("company-%s", uuid.NewString())
-		data, _ := json.Marshal(events.CompanyCreated{
-			CompanyID: uuid.NewString(), AccountID: "acct", LegalName: fmt.Sprintf("Company %d", i),
-			Address:         events.Address{City: "Berlin", CountryCode: "DE", Line1: "Str 1", PostalCode: "10115"},
-			DefaultCurrency: "EUR", DefaultLanguage: "en", DefaultPaymentTermsDays: 30,
-			Identifiers: []events.Identifier{}, CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
-		})
-		res, err := store.Append(context.Background(), stream, events.NoStream(), events.EventData{
-			ID: events.EventID(stream, 0), Type: events.TypeCompanyCreated, Data: data, Metadata: []byte(`{}`),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		last = res.Position
-	}
-	return last
-}
-
 func companyCounts(t *testing.T, pool *pgxpool.Pool) (rows, distinct int) {
 	t.Helper()
 	err := pool.QueryRow(context.Background(), `SELECT count(*), count(DISTINCT stream_name) FROM companies`).Scan(&rows, &distinct)
@@ -139,7 +115,7 @@ func TestTheDefaultBatchIsOneSubscriptionPage(t *testing.T) {
 
 func TestStoppedBetweenBatchesResumesExactlyOnce(t *testing.T) {
 	e := newEnv(t)
-	last := appendCompanies(t, e.store, 50)
+	last := eventstoretest.AppendCompanies(t, e.store, 50)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var commits atomic.Int32
@@ -166,7 +142,7 @@ func TestStoppedBetweenBatchesResumesExactlyOnce(t *testing.T) {
 func TestReadingAheadStoppedBetweenBatchesResumesExactlyOnce(t *testing.T) {
 	e := newEnv(t)
 	const n = 10 * readAheadMin
-	last := appendCompanies(t, e.store, n)
+	last := eventstoretest.AppendCompanies(t, e.store, n)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var commits atomic.Int32
@@ -209,7 +185,7 @@ func (f *failingOnce) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
 
 func TestFailureMidBatchRollsBackAndRetries(t *testing.T) {
 	e := newEnv(t)
-	last := appendCompanies(t, e.store, 50)
+	last := eventstoretest.AppendCompanies(t, e.store, 50)
 	proj := &failingOnce{n: 12}
 	r := NewRunner(proj, e.store, e.pool, quiet, RunnerOptions{BatchSize: 10, Retry: follow.Retry{MinBackoff: time.Millisecond}})
 	runUntil(t, e, r, last)
@@ -223,7 +199,7 @@ func TestFailureMidBatchRollsBackAndRetries(t *testing.T) {
 
 func TestSecondProcessCannotRunTheSameProjection(t *testing.T) {
 	e := newEnv(t)
-	appendCompanies(t, e.store, 20)
+	eventstoretest.AppendCompanies(t, e.store, 20)
 	opts := RunnerOptions{BatchSize: 3, Retry: follow.Retry{StandbyPoll: 10 * time.Millisecond}}
 	a := NewRunner(Companies{}, e.store, connect(t, e.url), quiet, opts)
 	b := NewRunner(Companies{}, e.store, connect(t, e.url), quiet, opts)
@@ -255,7 +231,7 @@ func TestSecondProcessCannotRunTheSameProjection(t *testing.T) {
 
 	leaderStop() // the leading process dies; the standby must take over
 	<-leaderDone
-	last := appendCompanies(t, e.store, 5)
+	last := eventstoretest.AppendCompanies(t, e.store, 5)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := checkpointWatcher(e, Companies{}).WaitFor(ctx, last, events.TypeCompanyCreated); err != nil {
@@ -276,7 +252,7 @@ func TestSecondProcessCannotRunTheSameProjection(t *testing.T) {
 // the checkpoint past them within CheckpointEvery.
 func TestOtherEventsCommitTheCheckpointLateAndNothingIsAppliedTwice(t *testing.T) {
 	e := newEnv(t)
-	companies := appendCompanies(t, e.store, 5)
+	companies := eventstoretest.AppendCompanies(t, e.store, 5)
 	runUntil(t, e, NewRunner(Companies{}, e.store, e.pool, quiet, RunnerOptions{}), companies)
 
 	var others events.Position
@@ -289,7 +265,7 @@ func TestOtherEventsCommitTheCheckpointLateAndNothingIsAppliedTwice(t *testing.T
 		t.Fatalf("after skipping for less than an hour the checkpoint is %s, want it still at %s", cp, companies)
 	}
 
-	last := appendCompanies(t, e.store, 3)
+	last := eventstoretest.AppendCompanies(t, e.store, 3)
 	r := NewRunner(Companies{}, e.store, e.pool, quiet, RunnerOptions{CheckpointEvery: 50 * time.Millisecond})
 	runUntil(t, e, r, last)
 	if rows, distinct := companyCounts(t, e.pool); rows != 8 || distinct != 8 {
@@ -328,7 +304,7 @@ func checkpointOf(t *testing.T, e env, name string) events.Position {
 // compare-and-swap rolls back. The error says what happened.
 func TestABatchBehindAMovedCheckpointWritesNothing(t *testing.T) {
 	e := newEnv(t)
-	last := appendCompanies(t, e.store, 3)
+	last := eventstoretest.AppendCompanies(t, e.store, 3)
 	batch, err := e.store.ReadAll(context.Background(), events.Position{}, 10)
 	if err != nil || len(batch) != 3 {
 		t.Fatalf("setup: read %d events, %v", len(batch), err)
@@ -363,7 +339,7 @@ func TestABatchBehindAMovedCheckpointWritesNothing(t *testing.T) {
 // leaves nothing waiting, it is not.
 func TestARunnerIsCatchingUpWhileItsBatchesAreFull(t *testing.T) {
 	e := newEnv(t)
-	last := appendCompanies(t, e.store, 5*readAheadMin)
+	last := eventstoretest.AppendCompanies(t, e.store, 5*readAheadMin)
 	var sawCatchingUp atomic.Bool
 	var r *Runner
 	r = NewRunner(Companies{}, e.store, e.pool, quiet, RunnerOptions{BatchSize: readAheadMin,

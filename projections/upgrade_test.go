@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/invoicing/invoicing/events/eventstoretest"
 )
 
 // companiesV2 is the worked migration of docs/operations.md: a new column in
@@ -17,7 +19,7 @@ func (companiesV2) Schema() string {
 
 func TestServeRebuildsAProjectionWhoseTablesAreOlderThanItsCode(t *testing.T) {
 	e := newEnv(t) // installs the current version
-	last := appendCompanies(t, e.store, 30)
+	last := eventstoretest.AppendCompanies(t, e.store, 30)
 	runUntil(t, e, NewRunner(Companies{}, e.store, e.pool, quiet, RunnerOptions{}), last)
 
 	ctx := context.Background()
