@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The write side of issue 21 for companies and customers, as its author
@@ -297,5 +299,78 @@ func TestDraftsTakeTheUpdatedSnapshotOnEveryInstance(t *testing.T) {
 	if mustJSON(t, again["issuer"]) != mustJSON(t, before["issuer"]) || mustJSON(t, again["customer"]) != mustJSON(t, before["customer"]) ||
 		again["customer_name"] != before["customer_name"] {
 		t.Errorf("the draft before the update changed: %v, was %v", again, before)
+	}
+}
+
+// TestRecordChangesAreExportedChainedRebuiltAndVerified: the new events go
+// through export, the audit chain and its seal, a rebuild of every read
+// model (which serves the same bodies) and audit verify.
+func TestRecordChangesAreExportedChainedRebuiltAndVerified(t *testing.T) {
+	s := sealedService(t) // a company, a customer, an issued invoice, all chained
+	tok := token(t, "audited")
+	var companyID, customerID string
+	if err := s.pool.QueryRow(context.Background(), `SELECT company_id::text, id::text FROM customers LIMIT 1`).Scan(&companyID, &customerID); err != nil {
+		t.Fatal(err)
+	}
+	companyPath := "/v1/companies/" + companyID
+	customerPath := companyPath + "/customers/" + customerID
+	s.mustWrite(t, s.recordWrite(t, http.MethodPatch, companyPath, tok, "e1-key-audit-1", `{"legal_name":"Acme SE"}`, nil), companyPath, tok)
+	s.mustWrite(t, s.recordWrite(t, http.MethodPatch, customerPath, tok, "e1-key-audit-2", `{"email":"a@b.example"}`, nil), customerPath, tok)
+	s.mustWrite(t, s.recordWrite(t, http.MethodPost, customerPath+"/archive", tok, "e1-key-audit-3", "", nil), customerPath, tok)
+	s.mustWrite(t, s.recordWrite(t, http.MethodPost, companyPath+"/archive", tok, "e1-key-audit-4", "", nil), companyPath, tok)
+	s.mustWrite(t, s.recordWrite(t, http.MethodPost, companyPath+"/unarchive", tok, "e1-key-audit-5", "", nil), companyPath, tok)
+	before := map[string]string{}
+	for _, p := range []string{companyPath, customerPath, companyPath + "/customers?archived=true", "/v1/companies"} {
+		before[p] = string(s.get(t, p, tok).body)
+	}
+
+	export, err := cliOut(s.env(), "events", "export")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []string{"CompanyUpdated", "CustomerUpdated", "CustomerArchived", "CompanyArchived", "CompanyUnarchived"} {
+		if !strings.Contains(export, `"type":"`+typ+`"`) {
+			t.Errorf("the export has no %s", typ)
+		}
+	}
+	waitChained(t, s)
+	seal, err := cliOut(s.env(), "audit", "seal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cliOut(s.env(), "audit", "verify-log", "--seal", writeFile(t, "seal.json", seal)); err != nil {
+		t.Fatalf("verify-log: %v\n%s", err, out)
+	}
+	if out, err := cliOut(s.env(), "projections", "rebuild"); err != nil {
+		t.Fatalf("rebuild: %v\n%s", err, out)
+	}
+	if out, err := cliOut(s.env(), "audit", "verify"); err != nil {
+		t.Fatalf("audit verify: %v\n%s", err, out)
+	}
+	for p, body := range before {
+		if got := string(s.get(t, p, tok).body); got != body {
+			t.Errorf("GET %s after a rebuild:\n%s\nwas\n%s", p, got, body)
+		}
+	}
+}
+
+// waitChained waits until the audit chain holds every event.
+func waitChained(t *testing.T, s *service) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var unchained int
+		err := s.pool.QueryRow(context.Background(),
+			`SELECT count(*) FROM events e WHERE NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.event_id = e.event_id)`).Scan(&unchained)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if unchained == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d events still unchained", unchained)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
