@@ -34,7 +34,7 @@ func TestLifecycleBodiesAndEventsMatchTheirGoldenFiles(t *testing.T) {
 	customerPath := companyPath + "/customers/" + b.customerID
 	updated := s.recordWrite(t, http.MethodPatch, companyPath, b.tok, "golden-company-update",
 		`{"trading_name":"Acme","address":{"line_2":"Hinterhaus"},"default_payment_terms_days":14}`, nil)
-	s.mustWrite(t, updated, companyPath, b.tok)
+	s.mustRecordWrite(t, updated, companyPath, b.tok)
 	assertGolden(t, "company_updated", updated.body)
 	for _, step := range []struct{ path, key, body string }{
 		{customerPath, "golden-customer-update", `{"email":"billing@globex.example","identifiers":[{"scheme":"vat","value":"US1"}]}`},
@@ -50,7 +50,7 @@ func TestLifecycleBodiesAndEventsMatchTheirGoldenFiles(t *testing.T) {
 		if strings.HasPrefix(step.path, customerPath) {
 			record = customerPath
 		}
-		s.mustWrite(t, s.recordWrite(t, method, step.path, b.tok, step.key, step.body, nil), record, b.tok)
+		s.mustRecordWrite(t, s.recordWrite(t, method, step.path, b.tok, step.key, step.body, nil), record, b.tok)
 	}
 
 	type storedEvent struct {

@@ -27,9 +27,9 @@ func (s *service) recordWrite(t *testing.T, method, path, tok, key, body string,
 	return s.do(t, req)
 }
 
-// mustWrite checks a write's answer: 200, its ETag naming the version, and
+// mustRecordWrite checks a write's answer: 200, its ETag naming the version, and
 // a GET right after it serving the same record and ETag.
-func (s *service) mustWrite(t *testing.T, res response, path, tok string) map[string]any {
+func (s *service) mustRecordWrite(t *testing.T, res response, path, tok string) map[string]any {
 	t.Helper()
 	mustStatus(t, res, http.StatusOK)
 	rec := res.object(t)
@@ -55,7 +55,7 @@ func TestCompanyMergePatch(t *testing.T) {
 	patch := `{"trading_name":null,"address":{"line_2":null,"city":"Potsdam"},"default_payment_terms_days":null,
 		"default_language":null,"identifiers":null,"invoice_number_prefix":null,"email":"billing@acme.example"}`
 	first := s.recordWrite(t, http.MethodPatch, path, tok, "e1-key-patch-1", patch, nil)
-	got := s.mustWrite(t, first, path, tok)
+	got := s.mustRecordWrite(t, first, path, tok)
 	want := map[string]any{"version": float64(2), "default_payment_terms_days": float64(30), "default_language": "en",
 		"invoice_number_prefix": "", "email": "billing@acme.example"}
 	for k, v := range want {
@@ -86,7 +86,7 @@ func TestCompanyMergePatch(t *testing.T) {
 
 	// A patch that changes nothing appends nothing; plain JSON is accepted.
 	same := s.do(t, request{method: http.MethodPatch, path: path, token: tok, key: "e1-key-patch-2", body: `{"address":{"city":"Potsdam"}}`})
-	if s.mustWrite(t, same, path, tok)["version"] != float64(2) {
+	if s.mustRecordWrite(t, same, path, tok)["version"] != float64(2) {
 		t.Errorf("a patch changing nothing: %s, want version 2", same.body)
 	}
 }
@@ -142,7 +142,7 @@ func TestArchiveStateTableAndArchivedParents(t *testing.T) {
 	issued := b.create(t, "e1-key-draft-2", b.invoiceBody(t, nil))["id"].(string)
 	b.mustChange(t, b.issue(t, issued, "e1-key-issue-2"))
 
-	archived := s.mustWrite(t, s.recordWrite(t, http.MethodPost, customerPath+"/archive", b.tok, "e1-key-arch-cu", "", nil), customerPath, b.tok)
+	archived := s.mustRecordWrite(t, s.recordWrite(t, http.MethodPost, customerPath+"/archive", b.tok, "e1-key-arch-cu", "", nil), customerPath, b.tok)
 	if archived["archived_at"] == nil || archived["version"] != float64(2) {
 		t.Fatalf("archived customer: %v", archived)
 	}
@@ -163,7 +163,7 @@ func TestArchiveStateTableAndArchivedParents(t *testing.T) {
 	}
 	mustCode(t, s.get(t, companyPath+"/customers?archived=yes", b.tok), http.StatusUnprocessableEntity, "validation_failed")
 
-	s.mustWrite(t, s.recordWrite(t, http.MethodPost, companyPath+"/archive", b.tok, "e1-key-arch-co", `{}`, nil), companyPath, b.tok)
+	s.mustRecordWrite(t, s.recordWrite(t, http.MethodPost, companyPath+"/archive", b.tok, "e1-key-arch-co", `{}`, nil), companyPath, b.tok)
 	res = s.post(t, companyPath+"/customers", b.tok, "e1-key-cu-new", minimalCustomer)
 	mustCode(t, res, http.StatusConflict, "invalid_state")
 	if got := detailPaths(t, res); !slices.Equal(got, []string{"company_id"}) {
@@ -182,12 +182,12 @@ func TestArchiveStateTableAndArchivedParents(t *testing.T) {
 	if got := s.get(t, "/v1/companies?archived=true", b.tok).object(t)["data"].([]any); len(got) != 1 {
 		t.Errorf("archived companies: %d, want 1", len(got))
 	}
-	restored := s.mustWrite(t, s.recordWrite(t, http.MethodPost, companyPath+"/unarchive", b.tok, "e1-key-unarch-co", "", nil), companyPath, b.tok)
+	restored := s.mustRecordWrite(t, s.recordWrite(t, http.MethodPost, companyPath+"/unarchive", b.tok, "e1-key-unarch-co", "", nil), companyPath, b.tok)
 	if restored["archived_at"] != nil || restored["version"] != float64(3) {
 		t.Errorf("restored company: %v", restored)
 	}
 	mustCode(t, s.recordWrite(t, http.MethodPost, companyPath+"/unarchive", b.tok, "e1-key-unarch-co-2", "", nil), http.StatusConflict, "invalid_state")
-	s.mustWrite(t, s.recordWrite(t, http.MethodPost, customerPath+"/unarchive", b.tok, "e1-key-unarch-cu", "", nil), customerPath, b.tok)
+	s.mustRecordWrite(t, s.recordWrite(t, http.MethodPost, customerPath+"/unarchive", b.tok, "e1-key-unarch-cu", "", nil), customerPath, b.tok)
 	b.create(t, "e1-key-draft-5", b.invoiceBody(t, nil))
 }
 
@@ -205,8 +205,8 @@ func TestConcurrentPatchesLoseNothing(t *testing.T) {
 		`{"identifiers":[{"scheme":"vat","value":"V"}]}`, `{"invoice_number_prefix":"P-"}`, `{"address":{"line_1":"L1"}}`,
 		`{"address":{"line_2":"L2"}}`, `{"address":{"city":"C"}}`, `{"address":{"postal_code":"PC"}}`,
 		`{"address":{"region":"RG"}}`, `{"address":{"country_code":"FR"}}`, `{"default_payment_terms_days":8}`}
-	statuses := race(t, s, path, tok, "e1-key-race-", patches, nil)
-	if n := count(statuses, http.StatusOK); n != 16 {
+	statuses := raceRecordPatches(t, s, path, tok, "e1-key-race-", patches, nil)
+	if n := countStatus(statuses, http.StatusOK); n != 16 {
 		t.Fatalf("%d of 16 PATCHes answered 200: %v", n, statuses)
 	}
 	got := s.get(t, path, tok).object(t)
@@ -224,8 +224,8 @@ func TestConcurrentPatchesLoseNothing(t *testing.T) {
 	for i := range distinct {
 		distinct[i] = fmt.Sprintf(`{"legal_name":"Winner %d"}`, i)
 	}
-	statuses = race(t, s, path, tok, "e1-key-match-", distinct, map[string]string{"If-Match": tag})
-	if count(statuses, http.StatusOK) != 1 || count(statuses, http.StatusPreconditionFailed) != 15 {
+	statuses = raceRecordPatches(t, s, path, tok, "e1-key-match-", distinct, map[string]string{"If-Match": tag})
+	if countStatus(statuses, http.StatusOK) != 1 || countStatus(statuses, http.StatusPreconditionFailed) != 15 {
 		t.Fatalf("with one If-Match: %v, want one 200 and fifteen 412", statuses)
 	}
 	if v := s.get(t, path, tok).object(t)["version"]; v != float64(18) {
@@ -234,12 +234,12 @@ func TestConcurrentPatchesLoseNothing(t *testing.T) {
 	// A stale tag is 412 whatever the write; * holds.
 	mustCode(t, s.recordWrite(t, http.MethodPost, path+"/archive", tok, "e1-key-stale", "", map[string]string{"If-Match": tag}),
 		http.StatusPreconditionFailed, "precondition_failed")
-	s.mustWrite(t, s.recordWrite(t, http.MethodPost, path+"/archive", tok, "e1-key-any", "", map[string]string{"If-Match": "*"}), path, tok)
+	s.mustRecordWrite(t, s.recordWrite(t, http.MethodPost, path+"/archive", tok, "e1-key-any", "", map[string]string{"If-Match": "*"}), path, tok)
 }
 
-// race sends the patches at once, each with its own key, and returns the
+// raceRecordPatches sends the patches at once, each with its own key, and returns the
 // statuses.
-func race(t *testing.T, s *service, path, tok, keyPrefix string, patches []string, headers map[string]string) []int {
+func raceRecordPatches(t *testing.T, s *service, path, tok, keyPrefix string, patches []string, headers map[string]string) []int {
 	statuses := make([]int, len(patches))
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -260,7 +260,7 @@ func race(t *testing.T, s *service, path, tok, keyPrefix string, patches []strin
 	return statuses
 }
 
-func count(xs []int, x int) int {
+func countStatus(xs []int, x int) int {
 	n := 0
 	for _, y := range xs {
 		if y == x {
@@ -283,8 +283,8 @@ func TestDraftsTakeTheUpdatedSnapshotOnEveryInstance(t *testing.T) {
 	before := onOther.create(t, "e1-key-two-1", b.invoiceBody(t, nil))
 	companyPath := "/v1/companies/" + b.companyID
 	customerPath := companyPath + "/customers/" + b.customerID
-	a.mustWrite(t, a.recordWrite(t, http.MethodPatch, companyPath, b.tok, "e1-key-two-co", `{"legal_name":"Acme SE","invoice_number_prefix":"NEW-"}`, nil), companyPath, b.tok)
-	a.mustWrite(t, a.recordWrite(t, http.MethodPatch, customerPath, b.tok, "e1-key-two-cu", `{"name":"Globex Inc"}`, nil), customerPath, b.tok)
+	a.mustRecordWrite(t, a.recordWrite(t, http.MethodPatch, companyPath, b.tok, "e1-key-two-co", `{"legal_name":"Acme SE","invoice_number_prefix":"NEW-"}`, nil), companyPath, b.tok)
+	a.mustRecordWrite(t, a.recordWrite(t, http.MethodPatch, customerPath, b.tok, "e1-key-two-cu", `{"name":"Globex Inc"}`, nil), customerPath, b.tok)
 
 	after := onOther.create(t, "e1-key-two-2", b.invoiceBody(t, nil))
 	if after["issuer"].(map[string]any)["legal_name"] != "Acme SE" || after["customer"].(map[string]any)["name"] != "Globex Inc" ||
@@ -314,11 +314,11 @@ func TestRecordChangesAreExportedChainedRebuiltAndVerified(t *testing.T) {
 	}
 	companyPath := "/v1/companies/" + companyID
 	customerPath := companyPath + "/customers/" + customerID
-	s.mustWrite(t, s.recordWrite(t, http.MethodPatch, companyPath, tok, "e1-key-audit-1", `{"legal_name":"Acme SE"}`, nil), companyPath, tok)
-	s.mustWrite(t, s.recordWrite(t, http.MethodPatch, customerPath, tok, "e1-key-audit-2", `{"email":"a@b.example"}`, nil), customerPath, tok)
-	s.mustWrite(t, s.recordWrite(t, http.MethodPost, customerPath+"/archive", tok, "e1-key-audit-3", "", nil), customerPath, tok)
-	s.mustWrite(t, s.recordWrite(t, http.MethodPost, companyPath+"/archive", tok, "e1-key-audit-4", "", nil), companyPath, tok)
-	s.mustWrite(t, s.recordWrite(t, http.MethodPost, companyPath+"/unarchive", tok, "e1-key-audit-5", "", nil), companyPath, tok)
+	s.mustRecordWrite(t, s.recordWrite(t, http.MethodPatch, companyPath, tok, "e1-key-audit-1", `{"legal_name":"Acme SE"}`, nil), companyPath, tok)
+	s.mustRecordWrite(t, s.recordWrite(t, http.MethodPatch, customerPath, tok, "e1-key-audit-2", `{"email":"a@b.example"}`, nil), customerPath, tok)
+	s.mustRecordWrite(t, s.recordWrite(t, http.MethodPost, customerPath+"/archive", tok, "e1-key-audit-3", "", nil), customerPath, tok)
+	s.mustRecordWrite(t, s.recordWrite(t, http.MethodPost, companyPath+"/archive", tok, "e1-key-audit-4", "", nil), companyPath, tok)
+	s.mustRecordWrite(t, s.recordWrite(t, http.MethodPost, companyPath+"/unarchive", tok, "e1-key-audit-5", "", nil), companyPath, tok)
 	before := map[string]string{}
 	for _, p := range []string{companyPath, customerPath, companyPath + "/customers?archived=true", "/v1/companies"} {
 		before[p] = string(s.get(t, p, tok).body)
@@ -333,7 +333,7 @@ func TestRecordChangesAreExportedChainedRebuiltAndVerified(t *testing.T) {
 			t.Errorf("the export has no %s", typ)
 		}
 	}
-	waitChained(t, s)
+	waitAllChained(t, s)
 	seal, err := cliOut(s.env(), "audit", "seal")
 	if err != nil {
 		t.Fatal(err)
@@ -354,8 +354,8 @@ func TestRecordChangesAreExportedChainedRebuiltAndVerified(t *testing.T) {
 	}
 }
 
-// waitChained waits until the audit chain holds every event.
-func waitChained(t *testing.T, s *service) {
+// waitAllChained waits until the audit chain holds every event.
+func waitAllChained(t *testing.T, s *service) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
