@@ -146,6 +146,10 @@ func TestArchiveStateTableAndArchivedParents(t *testing.T) {
 	if archived["archived_at"] == nil || archived["version"] != float64(2) {
 		t.Fatalf("archived customer: %v", archived)
 	}
+	replay := s.recordWrite(t, http.MethodPost, customerPath+"/archive", b.tok, "e1-key-arch-cu", "", nil)
+	if replay.status != http.StatusOK || replay.header.Get("Idempotent-Replayed") != "true" || replay.header.Get("ETag") == "" {
+		t.Errorf("archive replay: %d %v", replay.status, replay.header)
+	}
 	mustCode(t, s.recordWrite(t, http.MethodPost, customerPath+"/archive", b.tok, "e1-key-arch-cu-2", "", nil), http.StatusConflict, "invalid_state")
 	mustCode(t, s.recordWrite(t, http.MethodPatch, customerPath, b.tok, "e1-key-patch-archived", `{"name":"X"}`, nil), http.StatusConflict, "invalid_state")
 	res := s.post(t, b.path(""), b.tok, "e1-key-draft-3", b.invoiceBody(t, nil))
@@ -175,7 +179,7 @@ func TestArchiveStateTableAndArchivedParents(t *testing.T) {
 		t.Errorf("invoice under an archived company: details %v, want company_id", got)
 	}
 	// A create made before the company was archived still replays.
-	replay := s.post(t, b.path(""), b.tok, "e1-key-draft-1", b.invoiceBody(t, nil))
+	replay = s.post(t, b.path(""), b.tok, "e1-key-draft-1", b.invoiceBody(t, nil))
 	if replay.status != http.StatusCreated || replay.header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("replay of a create after archiving: %d %s", replay.status, replay.body)
 	}
