@@ -15,12 +15,21 @@ const (
 	TypeInvoiceVoided   = "InvoiceVoided"
 	// TypeInvoiceNumberAssigned lives in a company's numbering stream.
 	TypeInvoiceNumberAssigned = "InvoiceNumberAssigned"
+	// Changes of companies and customers, in their own streams.
+	TypeCompanyUpdated     = "CompanyUpdated"
+	TypeCompanyArchived    = "CompanyArchived"
+	TypeCompanyUnarchived  = "CompanyUnarchived"
+	TypeCustomerUpdated    = "CustomerUpdated"
+	TypeCustomerArchived   = "CustomerArchived"
+	TypeCustomerUnarchived = "CustomerUnarchived"
 )
 
 // Types lists every event type this service writes; subscriptions are
 // filtered to them.
 var Types = []string{TypeCompanyCreated, TypeCustomerCreated, TypeInvoiceDrafted,
-	TypeInvoiceIssued, TypeInvoiceVoided, TypeInvoiceNumberAssigned}
+	TypeInvoiceIssued, TypeInvoiceVoided, TypeInvoiceNumberAssigned,
+	TypeCompanyUpdated, TypeCompanyArchived, TypeCompanyUnarchived,
+	TypeCustomerUpdated, TypeCustomerArchived, TypeCustomerUnarchived}
 
 // IsServiceType reports whether t is one of Types.
 func IsServiceType(t string) bool {
