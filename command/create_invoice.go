@@ -149,6 +149,13 @@ func (h *Handler) CreateInvoice(ctx context.Context, req Request, companyID stri
 	if err != nil {
 		return out, err
 	}
+	fp, err := fingerprint(opCreateInvoice, companyID, in)
+	if err != nil {
+		return out, err
+	}
+	if err := activeCompany(company); err != nil {
+		return replayOr[events.InvoiceDrafted](ctx, h, req, opCreateInvoice, companyID, fp, err)
+	}
 	customer, err := h.cfg.Directory.Customer(ctx, req.Actor.AccountID, companyID, in.CustomerID)
 	if errors.Is(err, events.ErrNotFound) {
 		return out, &ValidationError{Violations: []Violation{{Path: customerPath, Message: "is not a customer of this company"}}}
@@ -156,11 +163,10 @@ func (h *Handler) CreateInvoice(ctx context.Context, req Request, companyID stri
 	if err != nil {
 		return out, fmt.Errorf("customer %s: %w", in.CustomerID, err)
 	}
-	draft, err := in.draft(company, customer)
-	if err != nil {
-		return out, err
+	if err := activeCustomer(customer, customerPath); err != nil {
+		return replayOr[events.InvoiceDrafted](ctx, h, req, opCreateInvoice, companyID, fp, err)
 	}
-	fp, err := fingerprint(opCreateInvoice, companyID, in)
+	draft, err := in.draft(company, customer)
 	if err != nil {
 		return out, err
 	}

@@ -98,8 +98,8 @@ func changeInvoice[T any](s *server, w http.ResponseWriter, r *http.Request,
 	if err != nil {
 		return err
 	}
-	markReplayed(w, changed.Replayed)
-	writeJSON(w, http.StatusOK, invoiceFromState(changed.Value))
+	inv := changed.Value
+	writeChanged(w, etag(inv.InvoiceID, inv.Version), changed.Replayed, invoiceFromState(inv))
 	return nil
 }
 
