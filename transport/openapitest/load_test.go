@@ -94,6 +94,7 @@ func TestOperations(t *testing.T) {
 		"GET /v1/companies/{company_id}/invoices",
 		"GET /v1/companies/{company_id}/invoices/{invoice_id}",
 		"GET /v1/openapi.yaml",
+		"PATCH /v1/companies/{company_id}/invoices/{invoice_id}",
 		"POST /v1/companies",
 		"POST /v1/companies/{company_id}/customers",
 		"POST /v1/companies/{company_id}/invoices",
@@ -136,7 +137,7 @@ func TestErrorResponses(t *testing.T) {
 		"listCompanies": lists, "getCompany": gets,
 		"createCustomer": creates, "listCustomers": lists, "getCustomer": gets,
 		"createInvoice": creates, "listInvoices": lists, "getInvoice": gets,
-		"issueInvoice": lifecycle, "voidInvoice": lifecycle,
+		"issueInvoice": lifecycle, "voidInvoice": lifecycle, "reviseInvoice": lifecycle,
 		"getOpenAPI": {"200", "405"}, "healthz": {"200", "405", "503"}, "readyz": {"200", "405", "503"},
 	}
 	public := map[string]bool{"getOpenAPI": true, "healthz": true, "readyz": true}
