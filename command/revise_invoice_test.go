@@ -38,7 +38,7 @@ var revisedAt = time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
 func reviseFixture(t *testing.T) (*Handler, CompanyRecord, events.InvoiceDrafted) {
 	t.Helper()
 	company := CompanyRecord{ID: "0190a0c0-0000-7000-8000-000000000001", LegalName: "Acme Renamed GmbH",
-		Address: events.Address{Line1: "Neue Str. 2", City: "Berlin", PostalCode: "10115", CountryCode: "DE"},
+		Address:         events.Address{Line1: "Neue Str. 2", City: "Berlin", PostalCode: "10115", CountryCode: "DE"},
 		DefaultCurrency: "CHF", DefaultLanguage: "de", DefaultPaymentTermsDays: 14}
 	dir := customers{byID: map[string]CustomerRecord{
 		globexID:  {ID: globexID, Name: "Globex Renamed", Address: company.Address},
