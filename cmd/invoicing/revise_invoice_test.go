@@ -208,3 +208,42 @@ func TestARevisionRacingAnIssueLandsFirstOrIsRefused(t *testing.T) {
 	}
 	t.Logf("%d of %d revisions landed before the issue", landed, n)
 }
+
+// TestConcurrentRevisionsLoseNoUpdate: revisions of one draft sent at once
+// without If-Match, each of another field, through two instances: every
+// one lands (each decided again on the draft another left), none is lost.
+func TestConcurrentRevisionsLoseNoUpdate(t *testing.T) {
+	s := newService(t)
+	s2 := newService(t, func(c *config) { c.DatabaseURL = s.dbURL })
+	b := newBilling(t, s, "revise-concurrent", prefixedCompany)
+	other := s.createCustomer(t, b.tok, b.companyID, "revise-concurrent-other", fullCustomer)["id"].(string)
+	id := b.create(t, "draft-key-rcc-1", b.invoiceBody(t, nil))["id"].(string)
+	want := map[string]any{"notes": "N", "terms": "T", "external_reference": "ref-c", "purchase_order_reference": "PO-c",
+		"currency": "USD", "language": "fr", "due_date": "2025-12-31", "customer_id": other}
+	var wg sync.WaitGroup
+	i := 0
+	for field, value := range want {
+		via := b
+		if i%2 == 1 {
+			via.s = s2
+		}
+		wg.Add(1)
+		go func(key string) {
+			defer wg.Done()
+			if res := via.revise(t, id, key, mustJSON(t, map[string]any{field: value})); res.status != http.StatusOK {
+				t.Errorf("revision of %s: %d %s", field, res.status, res.body)
+			}
+		}(fmt.Sprint("rcc-", i))
+		i++
+	}
+	wg.Wait()
+	got := s.get(t, b.path("/"+id), b.tok).object(t)
+	for field, value := range want {
+		if got[field] != value {
+			t.Errorf("%s = %v, want %v (a lost update)", field, got[field], value)
+		}
+	}
+	if got["version"] != float64(len(want)+1) {
+		t.Errorf("version %v, want %d", got["version"], len(want)+1)
+	}
+}
