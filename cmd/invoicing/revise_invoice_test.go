@@ -247,3 +247,49 @@ func TestConcurrentRevisionsLoseNoUpdate(t *testing.T) {
 		t.Errorf("version %v, want %d", got["version"], len(want)+1)
 	}
 }
+
+// TestRevisionsKeepSnapshotsFrozen: a draft made before its company and
+// customer were updated keeps both snapshots through a revision that
+// leaves customer_id alone; moving it to another customer (and back) takes
+// that customer as it is now; the issuer never changes. An archived
+// customer can keep its draft but not be given one.
+func TestRevisionsKeepSnapshotsFrozen(t *testing.T) {
+	s := newService(t)
+	b := newBilling(t, s, "revise-frozen", prefixedCompany)
+	other := s.createCustomer(t, b.tok, b.companyID, "revise-frozen-other", fullCustomer)["id"].(string)
+	draft := b.create(t, "draft-key-rf-1", b.invoiceBody(t, nil))
+	id := draft["id"].(string)
+	customerPath := "/v1/companies/" + b.companyID + "/customers/"
+	patch := func(path, key, body string) {
+		t.Helper()
+		mustStatus(t, s.do(t, request{method: http.MethodPatch, path: path, token: b.tok, key: key, body: body,
+			contentType: "application/merge-patch+json"}), http.StatusOK)
+	}
+	patch(customerPath+b.customerID, "rf-customer-1", `{"name":"Globex Renamed"}`)
+	patch("/v1/companies/"+b.companyID, "rf-company-1", `{"legal_name":"Acme Renamed GmbH"}`)
+
+	kept := b.mustRevise(t, b.revise(t, id, "rf-1", `{"notes":"still Globex Corp"}`))
+	for _, f := range []string{"customer", "customer_name", "issuer"} {
+		if mustJSON(t, kept[f]) != mustJSON(t, draft[f]) {
+			t.Errorf("%s after a revision = %v, want the drafted %v", f, kept[f], draft[f])
+		}
+	}
+	b.mustRevise(t, b.revise(t, id, "rf-2", `{"customer_id":"`+other+`"}`))
+	back := b.mustRevise(t, b.revise(t, id, "rf-3", `{"customer_id":"`+b.customerID+`"}`))
+	if back["customer_name"] != "Globex Renamed" || back["customer"].(map[string]any)["name"] != "Globex Renamed" ||
+		mustJSON(t, back["issuer"]) != mustJSON(t, draft["issuer"]) {
+		t.Errorf("back to the renamed customer: customer %v, issuer %v", back["customer"], back["issuer"])
+	}
+
+	mustStatus(t, s.post(t, customerPath+other+"/archive", b.tok, "rf-archive-1", `{}`), http.StatusOK)
+	refused := b.revise(t, id, "rf-4", `{"customer_id":"`+other+`"}`)
+	mustCode(t, refused, http.StatusConflict, "invalid_state")
+	if got := detailPaths(t, refused); !slices.Equal(got, []string{"customer_id"}) {
+		t.Errorf("details %q, want [customer_id]", got)
+	}
+	mustStatus(t, s.post(t, customerPath+b.customerID+"/archive", b.tok, "rf-archive-2", `{}`), http.StatusOK)
+	b.mustRevise(t, b.revise(t, id, "rf-5", `{"notes":"an archived customer keeps its draft"}`))
+	if issued := b.mustChange(t, b.issue(t, id, "rf-issue")); issued["customer_name"] != "Globex Renamed" {
+		t.Errorf("issued to %v", issued["customer_name"])
+	}
+}
