@@ -96,6 +96,7 @@ func TestOperations(t *testing.T) {
 		"GET /v1/openapi.yaml",
 		"PATCH /v1/companies/{company_id}",
 		"PATCH /v1/companies/{company_id}/customers/{customer_id}",
+		"PATCH /v1/companies/{company_id}/invoices/{invoice_id}",
 		"POST /v1/companies",
 		"POST /v1/companies/{company_id}/archive",
 		"POST /v1/companies/{company_id}/customers",
@@ -144,7 +145,7 @@ func TestErrorResponses(t *testing.T) {
 		"createCustomer": creates, "listCustomers": lists, "getCustomer": gets,
 		"updateCustomer": lifecycle, "archiveCustomer": lifecycle, "unarchiveCustomer": lifecycle,
 		"createInvoice": creates, "listInvoices": lists, "getInvoice": gets,
-		"issueInvoice": lifecycle, "voidInvoice": lifecycle,
+		"issueInvoice": lifecycle, "voidInvoice": lifecycle, "reviseInvoice": lifecycle,
 		"getOpenAPI": {"200", "405"}, "healthz": {"200", "405", "503"}, "readyz": {"200", "405", "503"},
 	}
 	public := map[string]bool{"getOpenAPI": true, "healthz": true, "readyz": true}
