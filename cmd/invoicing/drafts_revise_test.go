@@ -29,7 +29,9 @@ func (b billing) agreeInInvoiceLists(customers []string, oldRefs *[]string) func
 				t.Errorf("the list's %s = %v, the invoice's %v", k, v, rec[k])
 			}
 		}
-		has := func(filters url.Values) bool { return slices.Contains(ids(b.s.listed(t, b.path(""), b.tok, filters)), id) }
+		has := func(filters url.Values) bool {
+			return slices.Contains(ids(b.s.listed(t, b.path(""), b.tok, filters)), id)
+		}
 		ref, _ := rec["external_reference"].(string)
 		if ref != "" {
 			if got := ids(b.s.listed(t, b.path(""), b.tok, url.Values{"external_reference": {ref}})); !slices.Equal(got, []string{id}) {
@@ -121,7 +123,9 @@ func TestReviseDraftRefusesBadPatchesWithTheirPath(t *testing.T) {
 	sibling := s.createCompany(t, b.tok, "revise-bad-sibling", minimalCompany)["id"].(string)
 	siblingCustomer := s.createCustomer(t, b.tok, sibling, "revise-bad-sibling-cu", minimalCustomer)["id"].(string)
 	id := b.create(t, "revise-bad-draft", b.invoiceBody(t, nil))["id"].(string)
-	line := func(field string, value any) string { return mustJSONAny(map[string]any{"lines": lineWith(field, value)}) }
+	line := func(field string, value any) string {
+		return mustJSONAny(map[string]any{"lines": lineWith(field, value)})
+	}
 	bad := append([]badPatch{
 		{"unknown field", `{"discount":1}`, "discount"},
 		{"unknown line field", line("discount", 1), "lines[0].discount"},
@@ -183,7 +187,10 @@ func TestARevisionRacingAnIssueLandsBeforeOrGets409(t *testing.T) {
 		var revised, issued response
 		var wg sync.WaitGroup
 		wg.Add(2)
-		go func() { defer wg.Done(); revised = s.patch(t, b.path("/"+id), b.tok, fmt.Sprint("revise-race-patch-", i), `{"notes":"revised"}`, nil) }()
+		go func() {
+			defer wg.Done()
+			revised = s.patch(t, b.path("/"+id), b.tok, fmt.Sprint("revise-race-patch-", i), `{"notes":"revised"}`, nil)
+		}()
 		go func() { defer wg.Done(); issued = b.issue(t, id, fmt.Sprint("race-issue-", i)) }()
 		wg.Wait()
 		mustStatus(t, issued, http.StatusOK)
