@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Helpers of the issue-21 acceptance tests (records that change): merge
@@ -186,8 +187,10 @@ func checkChanged(t *testing.T, before, after map[string]any, want map[string]an
 	if mustJSON(t, after) != mustJSON(t, expected) {
 		t.Errorf("after the write the record is\n%s\nwant\n%s", mustJSON(t, after), mustJSON(t, expected))
 	}
-	if a, b := fmt.Sprint(after["updated_at"]), fmt.Sprint(before["updated_at"]); a <= b {
-		t.Errorf("updated_at %s is not after %s", a, b)
+	a, errA := time.Parse(time.RFC3339Nano, fmt.Sprint(after["updated_at"]))
+	b, errB := time.Parse(time.RFC3339Nano, fmt.Sprint(before["updated_at"]))
+	if errA != nil || errB != nil || !a.After(b) {
+		t.Errorf("updated_at %v is not after %v", after["updated_at"], before["updated_at"])
 	}
 }
 
