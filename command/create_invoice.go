@@ -199,7 +199,8 @@ func (in CreateInvoice) draft(company CompanyRecord, customer CustomerRecord) (e
 		if err != nil {
 			return events.InvoiceDrafted{}, err
 		}
-		d.DueDate = due
+		terms := company.DefaultPaymentTermsDays
+		d.DueDate, d.PaymentTermsDays = due, &terms
 	}
 	lines, totals, err := computeLines(in.Lines)
 	if err != nil {

@@ -13,6 +13,7 @@ const (
 	TypeInvoiceDrafted  = "InvoiceDrafted"
 	TypeInvoiceIssued   = "InvoiceIssued"
 	TypeInvoiceVoided   = "InvoiceVoided"
+	TypeInvoiceRevised  = "InvoiceRevised"
 	// TypeInvoiceNumberAssigned lives in a company's numbering stream.
 	TypeInvoiceNumberAssigned = "InvoiceNumberAssigned"
 )
@@ -20,7 +21,7 @@ const (
 // Types lists every event type this service writes; subscriptions are
 // filtered to them.
 var Types = []string{TypeCompanyCreated, TypeCustomerCreated, TypeInvoiceDrafted,
-	TypeInvoiceIssued, TypeInvoiceVoided, TypeInvoiceNumberAssigned}
+	TypeInvoiceIssued, TypeInvoiceVoided, TypeInvoiceNumberAssigned, TypeInvoiceRevised}
 
 // IsServiceType reports whether t is one of Types.
 func IsServiceType(t string) bool {

@@ -5,6 +5,12 @@ import "time"
 // InvoiceDrafted records a new draft invoice with its frozen issuer and
 // customer snapshots and its amounts, computed once on the write side.
 // Projections copy these amounts; they never recompute them.
+//
+// PaymentTermsDays is the company's payment terms the due date was computed
+// with (issue_date plus that many days), present only when the due date
+// came from them; absent means the client sent the due date (in events
+// from before the field existed too: docs/decisions.md). A due date from
+// terms moves with the issue date (InvoiceRevised, InvoiceIssued).
 type InvoiceDrafted struct {
 	InvoiceID              string           `json:"invoice_id"`
 	CompanyID              string           `json:"company_id"`
@@ -17,6 +23,7 @@ type InvoiceDrafted struct {
 	Language               string           `json:"language"`
 	IssueDate              string           `json:"issue_date"`
 	DueDate                string           `json:"due_date"`
+	PaymentTermsDays       *int             `json:"payment_terms_days,omitempty"`
 	Lines                  []InvoiceLine    `json:"lines"`
 	SubtotalMinor          int64            `json:"subtotal_minor"`
 	TaxMinor               int64            `json:"tax_minor"`

@@ -1,8 +1,6 @@
 package projections
 
 import (
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -12,8 +10,8 @@ import (
 
 // A batch of events applied in two statements, whatever its length: every
 // InvoiceDrafted of the batch in one multi-row INSERT, then every change of
-// the lifecycle events (InvoiceIssued, InvoiceVoided) in one multi-row
-// UPDATE, folded per invoice. PostgreSQL plans and executes each once
+// the later events (InvoiceRevised, InvoiceIssued, InvoiceVoided) in one
+// multi-row UPDATE, folded per invoice in stream order. PostgreSQL plans and executes each once
 // instead of once per event. That is most of a catch-up or a rebuild, where
 // batches hold thousands of events and every tenth invoice is issued.
 //
@@ -75,7 +73,7 @@ func (Invoices) ApplyAll(evs []events.RecordedEvent, batch *pgx.Batch) error {
 		switch ev.Type {
 		case events.TypeInvoiceDrafted:
 			err = rows.add(ev)
-		case events.TypeInvoiceIssued, events.TypeInvoiceVoided:
+		case events.TypeInvoiceRevised, events.TypeInvoiceIssued, events.TypeInvoiceVoided:
 			err = changes.add(ev)
 		}
 		if err != nil {
@@ -115,94 +113,4 @@ func (r *draftedRows) queue(batch *pgx.Batch) {
 		r.customer, r.issuer, r.currency, r.language, r.issueDate, r.dueDate, r.lines,
 		r.subtotal, r.tax, r.total, r.externalRef, r.poRef, r.notes, r.terms,
 		r.createdAt, r.version, r.hi, r.lo)
-}
-
-// lifecycleSQL applies the changes of lifecycle events to invoice rows, one
-// element of each of $1..$8 per invoice (each invoice once). A NULL leaves
-// its column as it is: an event sets only its own columns, and none of them
-// ever to NULL. updated_at and version are the last event's.
-const lifecycleSQL = `
-UPDATE invoices AS i SET status = c.status,
-	number = coalesce(c.number, i.number), issued_at = coalesce(c.issued_at, i.issued_at),
-	void_reason = coalesce(c.void_reason, i.void_reason), voided_at = coalesce(c.voided_at, i.voided_at),
-	updated_at = c.updated_at, version = c.version
-FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::timestamptz[],
-	$7::timestamptz[], $8::int[]) AS c(id, status, number, issued_at, void_reason, voided_at, updated_at, version)
-WHERE i.id = c.id`
-
-// invoiceChange is what an invoice's lifecycle events set on its row.
-type invoiceChange struct {
-	status             string
-	number, voidReason *string
-	issuedAt, voidedAt *time.Time
-	updatedAt          time.Time
-	version            int32
-}
-
-// lifecycleChanges folds lifecycle events into one change per invoice, in
-// the order the invoices first appear.
-type lifecycleChanges struct {
-	ids     []string
-	changes []invoiceChange
-	index   map[string]int
-}
-
-func (c *lifecycleChanges) add(ev events.RecordedEvent) error {
-	id, apply, err := decodeLifecycle(ev)
-	if err != nil {
-		return err
-	}
-	i, ok := c.index[id]
-	if !ok {
-		if c.index == nil {
-			c.index = map[string]int{}
-		}
-		i = len(c.ids)
-		c.index[id] = i
-		c.ids, c.changes = append(c.ids, id), append(c.changes, invoiceChange{})
-	}
-	apply(&c.changes[i])
-	c.changes[i].version = int32(ev.Revision) + 1 // an invoice's version counts its stream's events
-	return nil
-}
-
-// decodeLifecycle decodes an InvoiceIssued or InvoiceVoided into its
-// invoice's id and what it sets.
-func decodeLifecycle(ev events.RecordedEvent) (id string, apply func(*invoiceChange), err error) {
-	switch ev.Type {
-	case events.TypeInvoiceIssued:
-		var e events.InvoiceIssued
-		err = json.Unmarshal(ev.Data, &e)
-		id, apply = e.InvoiceID, func(c *invoiceChange) {
-			c.status, c.number, c.issuedAt, c.updatedAt = events.StatusIssued, &e.Number, &e.IssuedAt, e.IssuedAt
-		}
-	case events.TypeInvoiceVoided:
-		var e events.InvoiceVoided
-		err = json.Unmarshal(ev.Data, &e)
-		id, apply = e.InvoiceID, func(c *invoiceChange) {
-			c.status, c.voidReason, c.voidedAt, c.updatedAt = events.StatusVoid, &e.Reason, &e.VoidedAt, e.VoidedAt
-		}
-	default:
-		err = fmt.Errorf("not a lifecycle event type")
-	}
-	if err != nil {
-		return "", nil, fmt.Errorf("invoices: decode %s event %x: %w", ev.Type, ev.ID, err)
-	}
-	return id, apply, nil
-}
-
-// queue queues the UPDATE of the changed rows, if there are any.
-func (c *lifecycleChanges) queue(batch *pgx.Batch) {
-	n := len(c.ids)
-	if n == 0 {
-		return
-	}
-	status, number, voidReason := make([]string, n), make([]*string, n), make([]*string, n)
-	issuedAt, voidedAt, updatedAt := make([]*time.Time, n), make([]*time.Time, n), make([]time.Time, n)
-	version := make([]int32, n)
-	for i, ch := range c.changes {
-		status[i], number[i], voidReason[i] = ch.status, ch.number, ch.voidReason
-		issuedAt[i], voidedAt[i], updatedAt[i], version[i] = ch.issuedAt, ch.voidedAt, ch.updatedAt, ch.version
-	}
-	batch.Queue(lifecycleSQL, c.ids, status, number, issuedAt, voidReason, voidedAt, updatedAt, version)
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/invoicing/invoicing/events"
 )
 
-// Invoices projects InvoiceDrafted into the invoices table, and the
-// lifecycle events (InvoiceIssued, InvoiceVoided) onto its row.
+// Invoices projects InvoiceDrafted into the invoices table, and the later
+// events (InvoiceRevised, InvoiceIssued, InvoiceVoided) onto its row.
 type Invoices struct{}
 
 var invoicesSchema = mustSchema("invoices.sql")
@@ -19,7 +19,7 @@ var invoicesSchema = mustSchema("invoices.sql")
 func (Invoices) Name() string { return "invoices" }
 
 // Version implements Projection.
-func (Invoices) Version() int { return 4 }
+func (Invoices) Version() int { return 5 }
 
 // Schema implements Projection.
 func (Invoices) Schema() string { return invoicesSchema }
@@ -32,7 +32,7 @@ func (Invoices) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
 	switch ev.Type {
 	case events.TypeInvoiceDrafted:
 		return applyDrafted(ev, batch)
-	case events.TypeInvoiceIssued, events.TypeInvoiceVoided:
+	case events.TypeInvoiceRevised, events.TypeInvoiceIssued, events.TypeInvoiceVoided:
 		return applyLifecycle(ev, batch)
 	}
 	return nil

@@ -70,7 +70,7 @@ func (Customers) Handles(eventType string) bool { return eventType == events.Typ
 // Handles implements Projection.
 func (Invoices) Handles(eventType string) bool {
 	switch eventType {
-	case events.TypeInvoiceDrafted, events.TypeInvoiceIssued, events.TypeInvoiceVoided:
+	case events.TypeInvoiceDrafted, events.TypeInvoiceRevised, events.TypeInvoiceIssued, events.TypeInvoiceVoided:
 		return true
 	}
 	return false

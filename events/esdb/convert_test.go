@@ -81,7 +81,7 @@ func TestTypeFilterMatchesExactlyTheServiceTypes(t *testing.T) {
 	if f.Type != esdb.EventFilterType {
 		t.Errorf("filter applies to %v, want event types", f.Type)
 	}
-	if f.Regex != "^(CompanyCreated|CustomerCreated|InvoiceDrafted|InvoiceIssued|InvoiceVoided|InvoiceNumberAssigned)$" {
+	if f.Regex != "^(CompanyCreated|CustomerCreated|InvoiceDrafted|InvoiceIssued|InvoiceVoided|InvoiceNumberAssigned|InvoiceRevised)$" {
 		t.Errorf("Regex = %q", f.Regex)
 	}
 	re := regexp.MustCompile(f.Regex)

@@ -1,4 +1,4 @@
--- Read model of invoices, version 4 (unqualified names; see companies.sql).
+-- Read model of invoices, version 5 (unqualified names; see companies.sql).
 -- 2: InvoiceIssued and InvoiceVoided update the row.
 -- 3: customer, issuer and lines are json holding the API's rendering, read
 --    back as stored; each list index is partial on a condition that only
@@ -14,6 +14,9 @@
 --    stream; `invoicing audit` reports any live row that a replay of the
 --    events does not produce. The companies and customers tables keep
 --    theirs: they are small and written rarely.
+-- 5: InvoiceRevised overwrites a draft's content (customer, dates, lines,
+--    amounts, references, notes, terms), and InvoiceIssued may move
+--    issue_date and due_date; the lists' filters follow the current values.
 -- Snapshots and lines are rendered once, when the event is projected, as the
 -- API renders them (encoding/json of the events types, without HTML
 -- escaping): json keeps that text byte for byte, so a read passes it
