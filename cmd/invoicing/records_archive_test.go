@@ -204,3 +204,20 @@ func TestInvoicesOfArchivedRecordsKeepTheirLifecycle(t *testing.T) {
 	}
 	b.mustChange(t, b.void(t, draft, "archived-void-2", "company closed"))
 }
+
+// TestNoArchivedValueGives5xx: whatever bytes the archived parameter holds,
+// the lists answer 200 or 422, never a 5xx.
+func TestNoArchivedValueGives5xx(t *testing.T) {
+	s := newService(t)
+	b := newBilling(t, s, "archived-param", minimalCompany)
+	values := []string{"true", "false", "", "%00", "%FF", "true%00", "tru%C3%A9", "True", "0", "null", "%ED%A0%80"}
+	for _, list := range []string{"/v1/companies", "/v1/companies/" + b.companyID + "/customers"} {
+		for _, v := range values {
+			res := s.get(t, list+"?archived="+v, b.tok)
+			if res.status != http.StatusOK && res.status != http.StatusUnprocessableEntity {
+				t.Errorf("GET %s?archived=%s: %d %s", list, v, res.status, res.body)
+			}
+		}
+		mustFail(t, s.get(t, list+"?archived=true&archived=false", b.tok), http.StatusUnprocessableEntity, "validation_failed", "archived")
+	}
+}
