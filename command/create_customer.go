@@ -40,15 +40,16 @@ func readCreateCustomer(r *reader, body map[string]any) CreateCustomer {
 }
 
 // CreateCustomer creates a customer of the caller's company companyID
-// (events.ErrNotFound unless the company is the caller's). The company
-// takes part in the idempotency scope: the same key under another company
-// is another request.
+// (events.ErrNotFound unless the company is the caller's; a StateError
+// when it is archived). The company takes part in the idempotency scope:
+// the same key under another company is another request.
 func (h *Handler) CreateCustomer(ctx context.Context, req Request, companyID string, body Parsed[CreateCustomer]) (Result[events.CustomerCreated], error) {
 	var out Result[events.CustomerCreated]
 	if err := CheckIdempotencyKey(req.IdempotencyKey); err != nil {
 		return out, err
 	}
-	if _, err := h.cfg.Directory.Company(ctx, req.Actor.AccountID, companyID); err != nil {
+	company, err := h.cfg.Directory.Company(ctx, req.Actor.AccountID, companyID)
+	if err != nil {
 		return out, fmt.Errorf("company %s: %w", companyID, err)
 	}
 	in, err := body.Valid()
@@ -58,6 +59,9 @@ func (h *Handler) CreateCustomer(ctx context.Context, req Request, companyID str
 	fp, err := fingerprint(opCreateCustomer, companyID, in)
 	if err != nil {
 		return out, err
+	}
+	if err := activeCompany(company); err != nil {
+		return replayOr[events.CustomerCreated](ctx, h, req, opCreateCustomer, companyID, fp, err)
 	}
 	build := func() (string, events.CustomerCreated, error) {
 		id, err := h.newID()

@@ -149,6 +149,13 @@ func (h *Handler) CreateInvoice(ctx context.Context, req Request, companyID stri
 	if err != nil {
 		return out, err
 	}
+	fp, err := fingerprint(opCreateInvoice, companyID, in)
+	if err != nil {
+		return out, err
+	}
+	if err := activeCompany(company); err != nil {
+		return replayOr[events.InvoiceDrafted](ctx, h, req, opCreateInvoice, companyID, fp, err)
+	}
 	customer, err := h.cfg.Directory.Customer(ctx, req.Actor.AccountID, companyID, in.CustomerID)
 	if errors.Is(err, events.ErrNotFound) {
 		return out, &ValidationError{Violations: []Violation{{Path: customerPath, Message: "is not a customer of this company"}}}
@@ -156,11 +163,10 @@ func (h *Handler) CreateInvoice(ctx context.Context, req Request, companyID stri
 	if err != nil {
 		return out, fmt.Errorf("customer %s: %w", in.CustomerID, err)
 	}
-	draft, err := in.draft(company, customer)
-	if err != nil {
-		return out, err
+	if err := activeCustomer(customer, customerPath); err != nil {
+		return replayOr[events.InvoiceDrafted](ctx, h, req, opCreateInvoice, companyID, fp, err)
 	}
-	fp, err := fingerprint(opCreateInvoice, companyID, in)
+	draft, err := in.draft(company, customer)
 	if err != nil {
 		return out, err
 	}
@@ -180,26 +186,31 @@ func (h *Handler) CreateInvoice(ctx context.Context, req Request, companyID stri
 // naming that line.
 func (in CreateInvoice) draft(company CompanyRecord, customer CustomerRecord) (events.InvoiceDrafted, error) {
 	d := events.InvoiceDrafted{
-		CompanyID:              company.ID,
-		CustomerID:             customer.ID,
-		CustomerName:           customer.Name,
-		Customer:               customerSnapshot(customer),
-		Issuer:                 issuerSnapshot(company),
-		Currency:               or(in.Currency, company.DefaultCurrency),
-		Language:               or(in.Language, company.DefaultLanguage),
-		IssueDate:              in.IssueDate,
-		DueDate:                in.DueDate,
-		ExternalReference:      in.ExternalReference,
-		PurchaseOrderReference: in.PurchaseOrderReference,
-		Notes:                  in.Notes,
-		Terms:                  in.Terms,
+		CompanyID:    company.ID,
+		CustomerID:   customer.ID,
+		CustomerName: customer.Name,
+		Customer:     customerSnapshot(customer),
+		Issuer:       issuerSnapshot(company),
 	}
+	return in.content(d, company, company.DefaultPaymentTermsDays)
+}
+
+// content sets on d what the request decides of a draft (everything but
+// its identities and snapshots): the company's currency and language
+// defaults, the due date (issue_date plus terms days when the request
+// has none, which d then records as its PaymentTermsDays), the computed
+// lines and totals, the references and texts. A create and a revision
+// share it, so both apply one set of defaults and the one money rule.
+func (in CreateInvoice) content(d events.InvoiceDrafted, company CompanyRecord, terms int) (events.InvoiceDrafted, error) {
+	d.Currency, d.Language = or(in.Currency, company.DefaultCurrency), or(in.Language, company.DefaultLanguage)
+	d.IssueDate, d.DueDate, d.PaymentTermsDays = in.IssueDate, in.DueDate, nil
+	d.ExternalReference, d.PurchaseOrderReference = in.ExternalReference, in.PurchaseOrderReference
+	d.Notes, d.Terms = in.Notes, in.Terms
 	if d.DueDate == "" {
-		due, err := dueDate(in.IssueDate, company.DefaultPaymentTermsDays)
+		due, err := dueDate(in.IssueDate, terms)
 		if err != nil {
 			return events.InvoiceDrafted{}, err
 		}
-		terms := company.DefaultPaymentTermsDays
 		d.DueDate, d.PaymentTermsDays = due, &terms
 	}
 	lines, totals, err := computeLines(in.Lines)

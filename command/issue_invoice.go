@@ -55,11 +55,11 @@ func (h *Handler) IssueInvoice(ctx context.Context, req Request, companyID, invo
 	if err != nil {
 		return Result[events.Invoice]{}, err
 	}
-	lc, err := h.newLifecycle(ctx, req, opIssueInvoice, companyID, invoiceID, in)
+	lc, err := h.newInvoiceLifecycle(ctx, req, opIssueInvoice, companyID, invoiceID, in)
 	if err != nil {
 		return Result[events.Invoice]{}, err
 	}
-	return h.change(ctx, lc, func(inv events.Invoice) (events.EventData, error) {
+	return change(ctx, h, lc, func(inv events.Invoice) (events.EventData, error) {
 		if inv.Status != events.StatusDraft {
 			return events.EventData{}, fmt.Errorf("%w: the invoice is %s; only a draft can be issued", ErrInvalidState, inv.Status)
 		}
@@ -110,8 +110,8 @@ func issueDates(inv events.Invoice, issueDate string) (movedDates, error) {
 // another issue reserved first. The reservation records the dates the
 // issue moves, so that whoever completes it (settle) issues the same
 // invoice.
-func (h *Handler) assignNumber(ctx context.Context, lc lifecycle, company CompanyRecord, inv events.Invoice, dates movedDates) (events.InvoiceNumberAssigned, uint64, error) {
-	stream := events.NumberingStreamName(lc.req.Actor.AccountID, lc.companyID)
+func (h *Handler) assignNumber(ctx context.Context, lc lifecycle[events.Invoice], company CompanyRecord, inv events.Invoice, dates movedDates) (events.InvoiceNumberAssigned, uint64, error) {
+	stream := events.NumberingStreamName(lc.req.Actor.AccountID, inv.CompanyID)
 	for attempt := 0; attempt < maxNumberingAttempts; attempt++ {
 		seq, expected, err := h.nextNumber(ctx, stream, inv.InvoiceID)
 		if err != nil {
@@ -121,7 +121,7 @@ func (h *Handler) assignNumber(ctx context.Context, lc lifecycle, company Compan
 		if !expected.IsNoStream() {
 			rev = expected.Revision() + 1
 		}
-		asg := events.InvoiceNumberAssigned{CompanyID: lc.companyID, AccountID: lc.req.Actor.AccountID,
+		asg := events.InvoiceNumberAssigned{CompanyID: inv.CompanyID, AccountID: lc.req.Actor.AccountID,
 			Sequence: seq, Number: events.InvoiceNumber(company.InvoiceNumberPrefix, seq),
 			InvoiceID: inv.InvoiceID, InvoiceStream: lc.stream, InvoiceRevision: uint64(inv.Version - 1), AssignedAt: h.now(),
 			IssueDate: dates.issue, DueDate: dates.due}

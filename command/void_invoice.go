@@ -38,11 +38,11 @@ func (h *Handler) VoidInvoice(ctx context.Context, req Request, companyID, invoi
 	if err != nil {
 		return Result[events.Invoice]{}, err
 	}
-	lc, err := h.newLifecycle(ctx, req, opVoidInvoice, companyID, invoiceID, in)
+	lc, err := h.newInvoiceLifecycle(ctx, req, opVoidInvoice, companyID, invoiceID, in)
 	if err != nil {
 		return Result[events.Invoice]{}, err
 	}
-	return h.change(ctx, lc, func(inv events.Invoice) (events.EventData, error) {
+	return change(ctx, h, lc, func(inv events.Invoice) (events.EventData, error) {
 		if inv.Status == events.StatusVoid {
 			return events.EventData{}, fmt.Errorf("%w: the invoice is already void", ErrInvalidState)
 		}

@@ -53,6 +53,19 @@ func companyByID(accountID, id string) statement {
 	return byID(companyColumns, "companies", "account_id = $2", id, accountID)
 }
 
+// CompanyStream returns the event stream of the account's company, or
+// events.ErrNotFound.
+func (s *Store) CompanyStream(ctx context.Context, accountID, id string) (string, error) {
+	if !validID(id) {
+		return "", events.ErrNotFound
+	}
+	return streamName(ctx, s, companyStreamByID(accountID, id))
+}
+
+func companyStreamByID(accountID, id string) statement {
+	return byID("stream_name", "companies", "account_id = $2", id, accountID)
+}
+
 // Companies lists the account's active companies in creation order.
 func (s *Store) Companies(ctx context.Context, accountID string, f CompanyFilter, p PageRequest) (Page[Company], error) {
 	return page(ctx, s.pool, scanCompanies, companyList(accountID, f), p)

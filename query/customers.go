@@ -48,6 +48,19 @@ func customerByID(accountID, companyID, id string) statement {
 	return byID(customerColumns, "customers", "account_id = $2 AND company_id = $3", id, accountID, companyID)
 }
 
+// CustomerStream returns the event stream of a customer of the account's
+// company, or events.ErrNotFound.
+func (s *Store) CustomerStream(ctx context.Context, accountID, companyID, id string) (string, error) {
+	if !validID(id) || !validID(companyID) {
+		return "", events.ErrNotFound
+	}
+	return streamName(ctx, s, customerStreamByID(accountID, companyID, id))
+}
+
+func customerStreamByID(accountID, companyID, id string) statement {
+	return byID("stream_name", "customers", "account_id = $2 AND company_id = $3", id, accountID, companyID)
+}
+
 // Customers lists a company's active customers in creation order.
 func (s *Store) Customers(ctx context.Context, accountID, companyID string, f CustomerFilter, p PageRequest) (Page[Customer], error) {
 	return page(ctx, s.pool, scanCustomers, customerList(accountID, companyID, f), p)

@@ -137,14 +137,19 @@ func (s *Store) InvoiceStream(ctx context.Context, accountID, companyID, id stri
 	if !validID(id) || !validID(companyID) {
 		return "", events.ErrNotFound
 	}
+	return streamName(ctx, s, invoiceStreamByID(accountID, companyID, id))
+}
+
+// streamName runs a stream lookup (companyStreamByID, ...): the record's
+// stream, or events.ErrNotFound.
+func streamName(ctx context.Context, s *Store, st statement) (string, error) {
 	var stream string
-	st := invoiceStreamByID(accountID, companyID, id)
 	err := s.pool.QueryRow(ctx, st.sql, st.args...).Scan(&stream)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", events.ErrNotFound
 	}
 	if err != nil {
-		return "", fmt.Errorf("invoice stream %s: %w", id, pgerr.MarkUnavailable(err, events.ErrUnavailable))
+		return "", fmt.Errorf("stream of %v: %w", st.args[0], pgerr.MarkUnavailable(err, events.ErrUnavailable))
 	}
 	return stream, nil
 }

@@ -124,6 +124,8 @@ func planCases() []planCase {
 		{name: "invoice by id", index: "invoices_pkey", st: invoiceByID(acme, big, planID(planInvoice, 10))},
 		{name: "invoice by id, another company", index: "invoices_pkey", st: invoiceByID(acme, issued, planID(planInvoice, 10))},
 		{name: "invoice stream by id", index: "invoices_pkey", st: invoiceStreamByID(acme, big, planID(planInvoice, 10))},
+		{name: "company stream by id", index: "companies_pkey", st: companyStreamByID(acme, big)},
+		{name: "customer stream by id", index: "customers_pkey", st: customerStreamByID(acme, big, whale)},
 	}
 	cursors := map[string]rowKey{
 		"first page": {},

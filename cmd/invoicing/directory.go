@@ -27,7 +27,7 @@ func (d directory) Company(ctx context.Context, accountID, companyID string) (co
 		ID: c.ID, LegalName: c.LegalName, TradingName: c.TradingName,
 		Email: c.Email, DefaultCurrency: c.DefaultCurrency,
 		DefaultLanguage: c.DefaultLanguage, DefaultPaymentTermsDays: c.DefaultPaymentTermsDays,
-		InvoiceNumberPrefix: c.InvoiceNumberPrefix,
+		InvoiceNumberPrefix: c.InvoiceNumberPrefix, Archived: c.ArchivedAt != nil,
 	}
 	if err := decodeValues(c.Address, &r.Address, c.Identifiers, &r.Identifiers); err != nil {
 		return command.CompanyRecord{}, fmt.Errorf("company %s: %w", c.ID, err)
@@ -39,12 +39,20 @@ func (d directory) InvoiceStream(ctx context.Context, accountID, companyID, invo
 	return d.q.InvoiceStream(ctx, accountID, companyID, invoiceID)
 }
 
+func (d directory) CompanyStream(ctx context.Context, accountID, companyID string) (string, error) {
+	return d.q.CompanyStream(ctx, accountID, companyID)
+}
+
+func (d directory) CustomerStream(ctx context.Context, accountID, companyID, customerID string) (string, error) {
+	return d.q.CustomerStream(ctx, accountID, companyID, customerID)
+}
+
 func (d directory) Customer(ctx context.Context, accountID, companyID, customerID string) (command.CustomerRecord, error) {
 	c, err := d.q.Customer(ctx, accountID, companyID, customerID)
 	if err != nil {
 		return command.CustomerRecord{}, err
 	}
-	r := command.CustomerRecord{ID: c.ID, CompanyID: c.CompanyID, Name: c.Name, Email: c.Email}
+	r := command.CustomerRecord{ID: c.ID, CompanyID: c.CompanyID, Name: c.Name, Email: c.Email, Archived: c.ArchivedAt != nil}
 	if err := decodeValues(c.Address, &r.Address, c.Identifiers, &r.Identifiers); err != nil {
 		return command.CustomerRecord{}, fmt.Errorf("customer %s: %w", c.ID, err)
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/invoicing/invoicing/events"
 )
 
-// TestLifecycleBodiesAndEventsMatchTheirGoldenFiles pins an issued and a
-// voided invoice as the API answers them, and the JSON of every event type
+// TestLifecycleBodiesAndEventsMatchTheirGoldenFiles pins a revised, an
+// issued (on a later day) and a voided invoice as the API answers them, and the JSON of every event type
 // as the events table stores it (data and metadata, byte for byte but for
 // the normalised ids, times and hashes). A change to an event's shape shows
 // up in testdata/events.golden, where a reviewer sees it: stored events are
@@ -20,7 +20,10 @@ func TestLifecycleBodiesAndEventsMatchTheirGoldenFiles(t *testing.T) {
 	b := newBilling(t, s, "golden", prefixedCompany)
 	id := b.create(t, "draft-key-golden-1", b.invoiceBody(t, nil))["id"].(string)
 
-	issued := b.issue(t, id, "golden-issue")
+	revised := b.revise(t, id, "golden-revise", `{"notes":"Thank you","issue_date":"2025-01-20"}`)
+	b.mustRevise(t, revised)
+	assertGolden(t, "invoice_revised", revised.body)
+	issued := b.issueOn(t, id, "golden-issue", "2025-02-01")
 	b.mustChange(t, issued)
 	assertGolden(t, "invoice_issued", issued.body)
 	voided := b.void(t, id, "golden-void", "Issued to the wrong customer")
