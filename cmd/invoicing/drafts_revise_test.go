@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -287,4 +288,27 @@ func TestIfMatchOnIssueAndVoid(t *testing.T) {
 	}
 	other := b.path("/" + b.create(t, "if-match-draft-2", b.invoiceBody(t, nil))["id"].(string))
 	s.mustWrite(t, other, b.tok, s.action(t, other, "issue", b.tok, "if-match-any", "", ifMatch("*")))
+}
+
+// TestARevisionThatChangesNothingAppendsNothing: 200 with the draft as it
+// is, the same version, no event.
+func TestARevisionThatChangesNothingAppendsNothing(t *testing.T) {
+	s := newService(t)
+	b := newBilling(t, s, "revise-noop", minimalCompany)
+	draft := b.create(t, "revise-noop-draft", b.invoiceBody(t, nil))
+	id := draft["id"].(string)
+	var body map[string]any
+	if err := json.Unmarshal([]byte(b.invoiceBody(t, nil)), &body); err != nil {
+		t.Fatal(err)
+	}
+	for i, patch := range []string{`{}`, `{"issue_date":"2025-01-15"}`, `{"currency":"EUR","language":"en"}`,
+		mustJSONAny(map[string]any{"lines": body["lines"], "customer_id": b.customerID})} {
+		res := s.patch(t, b.path("/"+id), b.tok, fmt.Sprint("revise-noop-", i), patch, nil)
+		if got := s.mustWrite(t, b.path("/"+id), b.tok, res); mustJSON(t, got) != mustJSON(t, draft) {
+			t.Errorf("no-op revision %s answered\n%v\nwant the draft as it was\n%v", patch, got, draft)
+		}
+	}
+	if n := s.eventCount(t, "InvoiceRevised", "invoice_id", id); n != 0 {
+		t.Errorf("no-op revisions appended %d events", n)
+	}
 }
