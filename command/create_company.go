@@ -35,10 +35,14 @@ func ParseCreateCompany(raw []byte) (Parsed[CreateCompany], error) {
 	return parseBody(raw, readCreateCompany)
 }
 
+// companyFields are the fields of a create-company request, which an
+// update may patch too.
+var companyFields = []string{"legal_name", "trading_name", "address", "default_currency",
+	"default_language", "default_payment_terms_days", "email", "external_reference", "identifiers",
+	"invoice_number_prefix"}
+
 func readCreateCompany(r *reader, body map[string]any) CreateCompany {
-	o, _ := r.openObject("", body, "legal_name", "trading_name", "address", "default_currency",
-		"default_language", "default_payment_terms_days", "email", "external_reference", "identifiers",
-		"invoice_number_prefix")
+	o, _ := r.openObject("", body, companyFields...)
 	c := CreateCompany{
 		LegalName:           o.reqStr("legal_name", name200),
 		TradingName:         o.str("trading_name", name200),

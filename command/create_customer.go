@@ -25,8 +25,12 @@ func ParseCreateCustomer(raw []byte) (Parsed[CreateCustomer], error) {
 	return parseBody(raw, readCreateCustomer)
 }
 
+// customerFields are the fields of a create-customer request, which an
+// update may patch too.
+var customerFields = []string{"name", "address", "email", "external_reference", "identifiers"}
+
 func readCreateCustomer(r *reader, body map[string]any) CreateCustomer {
-	o, _ := r.openObject("", body, "name", "address", "email", "external_reference", "identifiers")
+	o, _ := r.openObject("", body, customerFields...)
 	c := CreateCustomer{
 		Name:              o.reqStr("name", name200),
 		Email:             o.str("email", email),

@@ -11,8 +11,11 @@ import (
 
 // maxLifecycleAttempts bounds how often a lifecycle operation starts over
 // after another writer changed the record (or its company's numbering)
-// first; one more round reads back what it appended.
-const maxLifecycleAttempts = 16
+// first; one more round reads back what it appended. Every lost round is
+// another writer's success, so n writers racing on one record need at most
+// n+1 rounds: the bound lets dozens of updates without If-Match land at
+// once (none is lost) and still ends a loop that cannot.
+const maxLifecycleAttempts = 100
 
 // errStale means what an operation decided on has changed: start over.
 var errStale = errors.New("the record changed while deciding")

@@ -11,13 +11,13 @@ import (
 	"github.com/invoicing/invoicing/events"
 )
 
-// customers is a Directory of one company's customers, as they are now.
-type customers struct {
+// customerDirectory is a Directory of one company's customers, as they are now.
+type customerDirectory struct {
 	Directory
 	byID map[string]CustomerRecord
 }
 
-func (d customers) Customer(_ context.Context, _, _, customerID string) (CustomerRecord, error) {
+func (d customerDirectory) Customer(_ context.Context, _, _, customerID string) (CustomerRecord, error) {
 	c, ok := d.byID[customerID]
 	if !ok {
 		return CustomerRecord{}, events.ErrNotFound
@@ -40,7 +40,7 @@ func reviseFixture(t *testing.T) (*Handler, CompanyRecord, events.InvoiceDrafted
 	company := CompanyRecord{ID: "0190a0c0-0000-7000-8000-000000000001", LegalName: "Acme Renamed GmbH",
 		Address:         events.Address{Line1: "Neue Str. 2", City: "Berlin", PostalCode: "10115", CountryCode: "DE"},
 		DefaultCurrency: "CHF", DefaultLanguage: "de", DefaultPaymentTermsDays: 14}
-	dir := customers{byID: map[string]CustomerRecord{
+	dir := customerDirectory{byID: map[string]CustomerRecord{
 		globexID:  {ID: globexID, Name: "Globex Renamed", Address: company.Address},
 		initechID: {ID: initechID, Name: "Initech AG", Address: company.Address, Email: "ap@initech.example"},
 		archiveID: {ID: archiveID, Name: "Gone Ltd", Address: company.Address, Archived: true},

@@ -67,7 +67,7 @@ func sampleIssue() InvoiceIssued {
 		IssueDate: "2026-03-20", DueDate: "2026-04-19"}
 }
 
-func recorded(t *testing.T, rev uint64, typ string, payload any) RecordedEvent {
+func recordedInvoiceEvent(t *testing.T, rev uint64, typ string, payload any) RecordedEvent {
 	t.Helper()
 	data, err := json.Marshal(payload)
 	if err != nil {
@@ -94,15 +94,15 @@ func TestFoldInvoiceAppliesRevisionsAndTheDatesOfAnIssue(t *testing.T) {
 		status  string
 		updated time.Time
 	}{
-		{"a draft", []RecordedEvent{recorded(t, 0, TypeInvoiceDrafted, d)}, d, StatusDraft, drafted},
+		{"a draft", []RecordedEvent{recordedInvoiceEvent(t, 0, TypeInvoiceDrafted, d)}, d, StatusDraft, drafted},
 		{"a revised draft: the content is the revision's, the issuer and identities stay",
-			[]RecordedEvent{recorded(t, 0, TypeInvoiceDrafted, d), recorded(t, 1, TypeInvoiceRevised, r)},
+			[]RecordedEvent{recordedInvoiceEvent(t, 0, TypeInvoiceDrafted, d), recordedInvoiceEvent(t, 1, TypeInvoiceRevised, r)},
 			afterRevision, StatusDraft, revised},
 		{"issued with new dates: they replace the draft's",
-			[]RecordedEvent{recorded(t, 0, TypeInvoiceDrafted, d), recorded(t, 1, TypeInvoiceRevised, r), recorded(t, 2, TypeInvoiceIssued, iss)},
+			[]RecordedEvent{recordedInvoiceEvent(t, 0, TypeInvoiceDrafted, d), recordedInvoiceEvent(t, 1, TypeInvoiceRevised, r), recordedInvoiceEvent(t, 2, TypeInvoiceIssued, iss)},
 			movedByIssue, StatusIssued, issued},
 		{"issued without dates (and events from before them): the draft's stand",
-			[]RecordedEvent{recorded(t, 0, TypeInvoiceDrafted, d), recorded(t, 1, TypeInvoiceRevised, r), recorded(t, 2, TypeInvoiceIssued, plainIssue)},
+			[]RecordedEvent{recordedInvoiceEvent(t, 0, TypeInvoiceDrafted, d), recordedInvoiceEvent(t, 1, TypeInvoiceRevised, r), recordedInvoiceEvent(t, 2, TypeInvoiceIssued, plainIssue)},
 			afterRevision, StatusIssued, issued},
 	}
 	for _, tt := range tests {

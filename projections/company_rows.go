@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/invoicing/invoicing/events"
 )
 
-// Companies projects CompanyCreated into the companies table.
+// Companies projects a company's events into the companies table: its
+// creation as a row, updates and archiving onto it.
 type Companies struct{}
 
 var companiesSchema = mustSchema("companies.sql")
@@ -19,7 +21,7 @@ var companiesSchema = mustSchema("companies.sql")
 func (Companies) Name() string { return "companies" }
 
 // Version implements Projection.
-func (Companies) Version() int { return 3 }
+func (Companies) Version() int { return 4 }
 
 // Schema implements Projection.
 func (Companies) Schema() string { return companiesSchema }
@@ -29,12 +31,31 @@ func (Companies) Tables() []string { return []string{"companies"} }
 
 // Apply implements Projection.
 func (Companies) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
-	if ev.Type != events.TypeCompanyCreated {
-		return nil
+	switch ev.Type {
+	case events.TypeCompanyCreated:
+		return applyCompanyCreated(ev, batch)
+	case events.TypeCompanyUpdated:
+		return applyCompanyUpdated(ev, batch)
+	case events.TypeCompanyArchived:
+		var e events.CompanyArchived
+		if err := decode("companies", ev, &e); err != nil {
+			return err
+		}
+		queueArchived(batch, "companies", e.CompanyID, &e.ArchivedAt, e.ArchivedAt, ev)
+	case events.TypeCompanyUnarchived:
+		var e events.CompanyUnarchived
+		if err := decode("companies", ev, &e); err != nil {
+			return err
+		}
+		queueArchived(batch, "companies", e.CompanyID, nil, e.UnarchivedAt, ev)
 	}
+	return nil
+}
+
+func applyCompanyCreated(ev events.RecordedEvent, batch *pgx.Batch) error {
 	var c events.CompanyCreated
-	if err := json.Unmarshal(ev.Data, &c); err != nil {
-		return fmt.Errorf("companies: decode %s event %x: %w", ev.Type, ev.ID, err)
+	if err := decode("companies", ev, &c); err != nil {
+		return err
 	}
 	address, identifiers, err := marshalValues(c.Address, c.Identifiers)
 	if err != nil {
@@ -52,6 +73,43 @@ func (Companies) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
 		c.DefaultCurrency, c.DefaultLanguage, c.DefaultPaymentTermsDays, nullable(c.Email),
 		nullable(c.ExternalReference), identifiers, c.CreatedAt, int64(ev.Revision)+1, hi, lo,
 		c.InvoiceNumberPrefix)
+	return nil
+}
+
+// applyCompanyUpdated overwrites the company's fields with the update's
+// whole state.
+func applyCompanyUpdated(ev events.RecordedEvent, batch *pgx.Batch) error {
+	var c events.CompanyUpdated
+	if err := decode("companies", ev, &c); err != nil {
+		return err
+	}
+	address, identifiers, err := marshalValues(c.Address, c.Identifiers)
+	if err != nil {
+		return err
+	}
+	batch.Queue(`
+		UPDATE companies SET legal_name = $2, trading_name = $3, address = $4, default_currency = $5,
+			default_language = $6, default_payment_terms_days = $7, email = $8, external_reference = $9,
+			identifiers = $10, invoice_number_prefix = $11, updated_at = $12, version = $13
+		WHERE id = $1`,
+		c.CompanyID, c.LegalName, nullable(c.TradingName), address, c.DefaultCurrency,
+		c.DefaultLanguage, c.DefaultPaymentTermsDays, nullable(c.Email), nullable(c.ExternalReference),
+		identifiers, c.InvoiceNumberPrefix, c.UpdatedAt, int64(ev.Revision)+1)
+	return nil
+}
+
+// queueArchived sets a company's or customer's archived_at (nil: restored),
+// updated_at and version.
+func queueArchived(batch *pgx.Batch, table, id string, archivedAt *time.Time, at time.Time, ev events.RecordedEvent) {
+	batch.Queue(`UPDATE `+table+` SET archived_at = $2, updated_at = $3, version = $4 WHERE id = $1`,
+		id, archivedAt, at, int64(ev.Revision)+1)
+}
+
+// decode decodes an event's payload for the projection named name.
+func decode(name string, ev events.RecordedEvent, into any) error {
+	if err := json.Unmarshal(ev.Data, into); err != nil {
+		return fmt.Errorf("%s: decode %s event %x: %w", name, ev.Type, ev.ID, err)
+	}
 	return nil
 }
 

@@ -30,6 +30,8 @@ type Customer struct {
 // CustomerFilter narrows a customer list; empty fields do not filter.
 type CustomerFilter struct {
 	ExternalReference string
+	// Archived lists the archived customers instead of the active ones.
+	Archived bool
 }
 
 const customerColumns = `position_hi, position_lo, id::text, company_id::text, name, address, coalesce(email, ''),
@@ -61,23 +63,25 @@ func customerStreamByID(accountID, companyID, id string) statement {
 	return byID("stream_name", "customers", "account_id = $2 AND company_id = $3", id, accountID, companyID)
 }
 
-// Customers lists a company's active customers in creation order.
+// Customers lists a company's active customers (or, with f.Archived, its
+// archived ones) in creation order.
 func (s *Store) Customers(ctx context.Context, accountID, companyID string, f CustomerFilter, p PageRequest) (Page[Customer], error) {
 	return page(ctx, s.pool, scanCustomers, customerList(accountID, companyID, f), p)
 }
 
 // customerList is served by customers_active_by_reference when filtered,
-// else by customers_active_by_company.
+// else by customers_active_by_company; the archived list by
+// customers_archived_by_reference and customers_archived_by_company.
 func customerList(accountID, companyID string, f CustomerFilter) listing {
 	return listing{
 		table: "customers",
-		scope: scope("customers", accountID, companyID, f.ExternalReference),
+		scope: scope(archivedList("customers", f.Archived), accountID, companyID, f.ExternalReference),
 		page: func(after rowKey, limit int) statement {
 			q := &keyset{}
 			q.fix("account_id", accountID)
 			q.fix("company_id", companyID)
 			q.filter("external_reference", f.ExternalReference)
-			q.and("archived_at IS NULL")
+			q.and(archivedCondition(f.Archived))
 			return q.statement(customerColumns, "customers", after, limit)
 		},
 	}

@@ -66,6 +66,14 @@ func companyFromEvent(e events.CompanyCreated) companyJSON {
 	}
 }
 
+// companyFromState renders a company as its stream's events make it: what
+// a write to it (update, archive, unarchive) answers.
+func companyFromState(c events.Company) companyJSON {
+	out := companyFromEvent(c.CompanyCreated)
+	out.ArchivedAt, out.UpdatedAt, out.Version = nullableTimestamp(c.ArchivedAt), timestamp(c.UpdatedAt), c.Version
+	return out
+}
+
 func companyFromQuery(c query.Company) companyJSON {
 	return companyJSON{
 		ID: c.ID, LegalName: c.LegalName, TradingName: c.TradingName, Address: c.Address,

@@ -28,6 +28,14 @@ func customerFromEvent(e events.CustomerCreated) customerJSON {
 	}
 }
 
+// customerFromState renders a customer as its stream's events make it:
+// what a write to it (update, archive, unarchive) answers.
+func customerFromState(c events.Customer) customerJSON {
+	out := customerFromEvent(c.CustomerCreated)
+	out.ArchivedAt, out.UpdatedAt, out.Version = nullableTimestamp(c.ArchivedAt), timestamp(c.UpdatedAt), c.Version
+	return out
+}
+
 func customerFromQuery(c query.Customer) customerJSON {
 	return customerJSON{
 		ID: c.ID, CompanyID: c.CompanyID, Name: c.Name, Address: c.Address, Email: c.Email,

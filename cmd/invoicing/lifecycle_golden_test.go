@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/invoicing/invoicing/events"
@@ -29,6 +31,30 @@ func TestLifecycleBodiesAndEventsMatchTheirGoldenFiles(t *testing.T) {
 	voided := b.void(t, id, "golden-void", "Issued to the wrong customer")
 	b.mustChange(t, voided)
 	assertGolden(t, "invoice_voided", voided.body)
+
+	// The company's and the customer's changes (issue 21).
+	companyPath := "/v1/companies/" + b.companyID
+	customerPath := companyPath + "/customers/" + b.customerID
+	updated := s.recordWrite(t, http.MethodPatch, companyPath, b.tok, "golden-company-update",
+		`{"trading_name":"Acme","address":{"line_2":"Hinterhaus"},"default_payment_terms_days":14}`, nil)
+	s.mustRecordWrite(t, updated, companyPath, b.tok)
+	assertGolden(t, "company_updated", updated.body)
+	for _, step := range []struct{ path, key, body string }{
+		{customerPath, "golden-customer-update", `{"email":"billing@globex.example","identifiers":[{"scheme":"vat","value":"US1"}]}`},
+		{customerPath + "/archive", "golden-customer-archive", ""},
+		{customerPath + "/unarchive", "golden-customer-unarchive", ""},
+		{companyPath + "/archive", "golden-company-archive", ""},
+		{companyPath + "/unarchive", "golden-company-unarchive", ""},
+	} {
+		method, record := http.MethodPost, companyPath
+		if step.body != "" {
+			method = http.MethodPatch
+		}
+		if strings.HasPrefix(step.path, customerPath) {
+			record = customerPath
+		}
+		s.mustRecordWrite(t, s.recordWrite(t, method, step.path, b.tok, step.key, step.body, nil), record, b.tok)
+	}
 
 	type storedEvent struct {
 		Type     string          `json:"event_type"`

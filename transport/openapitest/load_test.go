@@ -94,12 +94,18 @@ func TestOperations(t *testing.T) {
 		"GET /v1/companies/{company_id}/invoices",
 		"GET /v1/companies/{company_id}/invoices/{invoice_id}",
 		"GET /v1/openapi.yaml",
+		"PATCH /v1/companies/{company_id}",
+		"PATCH /v1/companies/{company_id}/customers/{customer_id}",
 		"PATCH /v1/companies/{company_id}/invoices/{invoice_id}",
 		"POST /v1/companies",
+		"POST /v1/companies/{company_id}/archive",
 		"POST /v1/companies/{company_id}/customers",
+		"POST /v1/companies/{company_id}/customers/{customer_id}/archive",
+		"POST /v1/companies/{company_id}/customers/{customer_id}/unarchive",
 		"POST /v1/companies/{company_id}/invoices",
 		"POST /v1/companies/{company_id}/invoices/{invoice_id}/issue",
 		"POST /v1/companies/{company_id}/invoices/{invoice_id}/void",
+		"POST /v1/companies/{company_id}/unarchive",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("Operations() = %q, want %q", got, want)
@@ -135,7 +141,9 @@ func TestErrorResponses(t *testing.T) {
 	want := map[string][]string{
 		"createCompany": slices.DeleteFunc(slices.Clone(creates), func(s string) bool { return s == "404" }),
 		"listCompanies": lists, "getCompany": gets,
+		"updateCompany": lifecycle, "archiveCompany": lifecycle, "unarchiveCompany": lifecycle,
 		"createCustomer": creates, "listCustomers": lists, "getCustomer": gets,
+		"updateCustomer": lifecycle, "archiveCustomer": lifecycle, "unarchiveCustomer": lifecycle,
 		"createInvoice": creates, "listInvoices": lists, "getInvoice": gets,
 		"issueInvoice": lifecycle, "voidInvoice": lifecycle, "reviseInvoice": lifecycle,
 		"getOpenAPI": {"200", "405"}, "healthz": {"200", "405", "503"}, "readyz": {"200", "405", "503"},
