@@ -302,3 +302,30 @@ func TestPatchRequestRules(t *testing.T) {
 		}
 	})
 }
+
+// TestChangeKeysAreScopedToAccountOperationAndPath: one idempotency key
+// used for patches of two companies, for an archive and a restore of one,
+// and by another account, is four independent writes each time.
+func TestChangeKeysAreScopedToAccountOperationAndPath(t *testing.T) {
+	s := newService(t)
+	tok := token(t, "acme")
+	a := "/v1/companies/" + s.createCompany(t, tok, "scope-company-a", minimalCompany)["id"].(string)
+	b := "/v1/companies/" + s.createCompany(t, tok, "scope-company-b", minimalCompany)["id"].(string)
+	const key = "one-key-for-all"
+	for _, path := range []string{a, b} {
+		if got := s.mustWrite(t, path, tok, s.patch(t, path, tok, key, `{"trading_name":"Scoped"}`, nil)); got["version"] != 2.0 {
+			t.Errorf("patch of %s with a key used elsewhere: version %v, want 2", path, got["version"])
+		}
+	}
+	if got := s.mustWrite(t, a, tok, s.action(t, a, "archive", tok, key, "", nil)); got["version"] != 3.0 || got["archived_at"] == nil {
+		t.Errorf("archive with the patch's key: %v", got)
+	}
+	if got := s.mustWrite(t, a, tok, s.action(t, a, "unarchive", tok, key, "", nil)); got["version"] != 4.0 || got["archived_at"] != nil {
+		t.Errorf("restore with the archive's key: %v", got)
+	}
+	other := token(t, "globex")
+	c := "/v1/companies/" + s.createCompany(t, other, "scope-company-c", minimalCompany)["id"].(string)
+	if got := s.mustWrite(t, c, other, s.patch(t, c, other, key, `{"trading_name":"Scoped"}`, nil)); got["version"] != 2.0 {
+		t.Errorf("another account's patch with the same key: version %v, want 2", got["version"])
+	}
+}
