@@ -208,3 +208,88 @@ func TestARevisionRacingAnIssueLandsFirstOrIsRefused(t *testing.T) {
 	}
 	t.Logf("%d of %d revisions landed before the issue", landed, n)
 }
+
+// TestConcurrentRevisionsLoseNoUpdate: revisions of one draft sent at once
+// without If-Match, each of another field, through two instances: every
+// one lands (each decided again on the draft another left), none is lost.
+func TestConcurrentRevisionsLoseNoUpdate(t *testing.T) {
+	s := newService(t)
+	s2 := newService(t, func(c *config) { c.DatabaseURL = s.dbURL })
+	b := newBilling(t, s, "revise-concurrent", prefixedCompany)
+	other := s.createCustomer(t, b.tok, b.companyID, "revise-concurrent-other", fullCustomer)["id"].(string)
+	id := b.create(t, "draft-key-rcc-1", b.invoiceBody(t, nil))["id"].(string)
+	want := map[string]any{"notes": "N", "terms": "T", "external_reference": "ref-c", "purchase_order_reference": "PO-c",
+		"currency": "USD", "language": "fr", "due_date": "2025-12-31", "customer_id": other}
+	var wg sync.WaitGroup
+	i := 0
+	for field, value := range want {
+		via := b
+		if i%2 == 1 {
+			via.s = s2
+		}
+		wg.Add(1)
+		go func(key string) {
+			defer wg.Done()
+			if res := via.revise(t, id, key, mustJSON(t, map[string]any{field: value})); res.status != http.StatusOK {
+				t.Errorf("revision of %s: %d %s", field, res.status, res.body)
+			}
+		}(fmt.Sprint("rcc-", i))
+		i++
+	}
+	wg.Wait()
+	got := s.get(t, b.path("/"+id), b.tok).object(t)
+	for field, value := range want {
+		if got[field] != value {
+			t.Errorf("%s = %v, want %v (a lost update)", field, got[field], value)
+		}
+	}
+	if got["version"] != float64(len(want)+1) {
+		t.Errorf("version %v, want %d", got["version"], len(want)+1)
+	}
+}
+
+// TestRevisionsKeepSnapshotsFrozen: a draft made before its company and
+// customer were updated keeps both snapshots through a revision that
+// leaves customer_id alone; moving it to another customer (and back) takes
+// that customer as it is now; the issuer never changes. An archived
+// customer can keep its draft but not be given one.
+func TestRevisionsKeepSnapshotsFrozen(t *testing.T) {
+	s := newService(t)
+	b := newBilling(t, s, "revise-frozen", prefixedCompany)
+	other := s.createCustomer(t, b.tok, b.companyID, "revise-frozen-other", fullCustomer)["id"].(string)
+	draft := b.create(t, "draft-key-rf-1", b.invoiceBody(t, nil))
+	id := draft["id"].(string)
+	customerPath := "/v1/companies/" + b.companyID + "/customers/"
+	patch := func(path, key, body string) {
+		t.Helper()
+		mustStatus(t, s.do(t, request{method: http.MethodPatch, path: path, token: b.tok, key: key, body: body,
+			contentType: "application/merge-patch+json"}), http.StatusOK)
+	}
+	patch(customerPath+b.customerID, "rf-customer-1", `{"name":"Globex Renamed"}`)
+	patch("/v1/companies/"+b.companyID, "rf-company-1", `{"legal_name":"Acme Renamed GmbH"}`)
+
+	kept := b.mustRevise(t, b.revise(t, id, "rf-1", `{"notes":"still Globex Corp"}`))
+	for _, f := range []string{"customer", "customer_name", "issuer"} {
+		if mustJSON(t, kept[f]) != mustJSON(t, draft[f]) {
+			t.Errorf("%s after a revision = %v, want the drafted %v", f, kept[f], draft[f])
+		}
+	}
+	b.mustRevise(t, b.revise(t, id, "rf-2", `{"customer_id":"`+other+`"}`))
+	back := b.mustRevise(t, b.revise(t, id, "rf-3", `{"customer_id":"`+b.customerID+`"}`))
+	if back["customer_name"] != "Globex Renamed" || back["customer"].(map[string]any)["name"] != "Globex Renamed" ||
+		mustJSON(t, back["issuer"]) != mustJSON(t, draft["issuer"]) {
+		t.Errorf("back to the renamed customer: customer %v, issuer %v", back["customer"], back["issuer"])
+	}
+
+	mustStatus(t, s.post(t, customerPath+other+"/archive", b.tok, "rf-archive-1", `{}`), http.StatusOK)
+	refused := b.revise(t, id, "rf-4", `{"customer_id":"`+other+`"}`)
+	mustCode(t, refused, http.StatusConflict, "invalid_state")
+	if got := detailPaths(t, refused); !slices.Equal(got, []string{"customer_id"}) {
+		t.Errorf("details %q, want [customer_id]", got)
+	}
+	mustStatus(t, s.post(t, customerPath+b.customerID+"/archive", b.tok, "rf-archive-2", `{}`), http.StatusOK)
+	b.mustRevise(t, b.revise(t, id, "rf-5", `{"notes":"an archived customer keeps its draft"}`))
+	if issued := b.mustChange(t, b.issue(t, id, "rf-issue")); issued["customer_name"] != "Globex Renamed" {
+		t.Errorf("issued to %v", issued["customer_name"])
+	}
+}
