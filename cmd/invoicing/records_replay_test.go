@@ -1,0 +1,81 @@
+package main
+
+import (
+	"net/http"
+	"testing"
+)
+
+// Issue 21: what changes after a request does not change its replay. A
+// create replayed after its record was updated or archived, or after its
+// parent was archived, answers its first answer (201, the record as it was
+// created).
+func TestCreatesReplayTheirFirstAnswerAfterChanges(t *testing.T) {
+	s := newService(t)
+	tok := token(t, "replays")
+	companyBody := companyWith(t, "invoice_number_prefix", "INV-")
+	company := s.post(t, "/v1/companies", tok, "replays-company", companyBody)
+	mustStatus(t, company, http.StatusCreated)
+	companyPath := "/v1/companies/" + company.object(t)["id"].(string)
+	customer := s.post(t, companyPath+"/customers", tok, "replays-customer", minimalCustomer)
+	mustStatus(t, customer, http.StatusCreated)
+	customerPath := companyPath + "/customers/" + customer.object(t)["id"].(string)
+	b := billing{s: s, tok: tok, companyID: company.object(t)["id"].(string), customerID: customer.object(t)["id"].(string)}
+	invoiceBody := b.invoiceBody(t, nil)
+	invoice := s.post(t, b.path(""), tok, "replays-invoice", invoiceBody)
+	mustStatus(t, invoice, http.StatusCreated)
+
+	s.mustWrite(t, companyPath, tok, s.patch(t, companyPath, tok, "replays-patch-co", `{"legal_name":"Changed GmbH"}`, nil))
+	s.mustWrite(t, customerPath, tok, s.patch(t, customerPath, tok, "replays-patch-cu", `{"name":"Changed Corp"}`, nil))
+	s.mustWrite(t, customerPath, tok, s.action(t, customerPath, "archive", tok, "replays-archive-cu", "", nil))
+	s.mustWrite(t, companyPath, tok, s.action(t, companyPath, "archive", tok, "replays-archive-co", "", nil))
+
+	for _, r := range []struct {
+		name  string
+		req   request
+		first response
+	}{
+		{"the company's create", request{method: http.MethodPost, path: "/v1/companies", token: tok, key: "replays-company", body: companyBody}, company},
+		{"the customer's create, its company archived", request{method: http.MethodPost, path: companyPath + "/customers", token: tok, key: "replays-customer", body: minimalCustomer}, customer},
+		{"the invoice's create, its customer archived", request{method: http.MethodPost, path: b.path(""), token: tok, key: "replays-invoice", body: invoiceBody}, invoice},
+	} {
+		t.Run(r.name, func(t *testing.T) { s.mustReplay(t, r.req, r.first) })
+	}
+}
+
+// TestTheNextIssueNumbersWithThePrefixOfNow: the sequence goes on, under
+// the company's invoice_number_prefix as it is when the invoice is issued;
+// numbers already given stay.
+func TestTheNextIssueNumbersWithThePrefixOfNow(t *testing.T) {
+	s := newService(t)
+	b := newBilling(t, s, "prefix-change", prefixedCompany)
+	first := b.create(t, "prefix-change-1", b.invoiceBody(t, nil))["id"].(string)
+	second := b.create(t, "prefix-change-2", b.invoiceBody(t, nil))["id"].(string)
+	if got := b.mustChange(t, b.issue(t, first, "prefix-issue-1"))["number"]; got != "INV-000001" {
+		t.Fatalf("first number %v", got)
+	}
+	company := "/v1/companies/" + b.companyID
+	s.mustWrite(t, company, b.tok, s.patch(t, company, b.tok, "prefix-change-patch", `{"invoice_number_prefix":"RE/2026-"}`, nil))
+	if got := b.mustChange(t, b.issue(t, second, "prefix-issue-2"))["number"]; got != "RE/2026-000002" {
+		t.Errorf("second number %v, want RE/2026-000002", got)
+	}
+	if got := s.get(t, b.path("/"+first), b.tok).object(t)["number"]; got != "INV-000001" {
+		t.Errorf("the first invoice's number became %v", got)
+	}
+}
+
+// TestCustomersOfAnArchivedCompanyCanStillChange: an archived company takes
+// nothing new, but its existing customers can be updated, archived and
+// restored (docs/decisions.md).
+func TestCustomersOfAnArchivedCompanyCanStillChange(t *testing.T) {
+	s := newService(t)
+	b := newBilling(t, s, "archived-company-customers", minimalCompany)
+	company := "/v1/companies/" + b.companyID
+	customer := company + "/customers/" + b.customerID
+	s.mustWrite(t, company, b.tok, s.action(t, company, "archive", b.tok, "acc-archive-co", "", nil))
+	s.mustWrite(t, customer, b.tok, s.patch(t, customer, b.tok, "acc-patch-cu", `{"name":"Still Here"}`, nil))
+	s.mustWrite(t, customer, b.tok, s.action(t, customer, "archive", b.tok, "acc-archive-cu", "", nil))
+	s.mustWrite(t, customer, b.tok, s.action(t, customer, "unarchive", b.tok, "acc-unarchive-cu", "", nil))
+	if got := ids(s.listed(t, company+"/customers", b.tok, nil)); len(got) != 1 || got[0] != b.customerID {
+		t.Errorf("the archived company's customers list %v, want its customer", got)
+	}
+}
