@@ -79,3 +79,42 @@ func TestCustomersOfAnArchivedCompanyCanStillChange(t *testing.T) {
 		t.Errorf("the archived company's customers list %v, want its customer", got)
 	}
 }
+
+// TestConditionalGetsFollowChanges: a GET's ETag names the version, so an
+// If-None-Match of the version before a change gets the changed record,
+// and one of the current version 304.
+func TestConditionalGetsFollowChanges(t *testing.T) {
+	s := newService(t)
+	b := newBilling(t, s, "conditional-gets", minimalCompany)
+	draft := b.path("/" + b.create(t, "conditional-gets-draft", b.invoiceBody(t, nil))["id"].(string))
+	company := "/v1/companies/" + b.companyID
+	customer := company + "/customers/" + b.customerID
+	for _, tt := range []struct{ path, patch string }{
+		{company, `{"legal_name":"Changed"}`}, {customer, `{"name":"Changed"}`}, {draft, `{"notes":"Changed"}`},
+	} {
+		old := s.get(t, tt.path, b.tok).header.Get("ETag")
+		changed := s.mustWrite(t, tt.path, b.tok, s.patch(t, tt.path, b.tok, "conditional-gets-"+tt.path[len(tt.path)-12:], tt.patch, nil))
+		res := s.do(t, request{method: http.MethodGet, path: tt.path, token: b.tok, headers: map[string]string{"If-None-Match": old}})
+		if res.status != http.StatusOK || mustJSON(t, res.object(t)) != mustJSON(t, changed) {
+			t.Errorf("GET %s If-None-Match the old tag: %d %s", tt.path, res.status, res.body)
+		}
+		res = s.do(t, request{method: http.MethodGet, path: tt.path, token: b.tok, headers: map[string]string{"If-None-Match": tagOf(changed)}})
+		mustStatus(t, res, http.StatusNotModified)
+	}
+}
+
+// TestMethodsThePathsDoNotTake: the document's Allow for each changed path
+// (the harness checks Allow against the document on every 405).
+func TestMethodsThePathsDoNotTake(t *testing.T) {
+	s := newService(t)
+	b := newBilling(t, s, "methods", minimalCompany)
+	draft := b.path("/" + b.create(t, "methods-draft", b.invoiceBody(t, nil))["id"].(string))
+	company := "/v1/companies/" + b.companyID
+	customer := company + "/customers/" + b.customerID
+	for _, tt := range []struct{ method, path string }{
+		{http.MethodDelete, company}, {http.MethodPut, customer}, {http.MethodDelete, draft},
+		{http.MethodGet, company + "/archive"}, {http.MethodPatch, customer + "/unarchive"}, {http.MethodPatch, "/v1/companies"},
+	} {
+		mustStatus(t, s.do(t, request{method: tt.method, path: tt.path, token: b.tok}), http.StatusMethodNotAllowed)
+	}
+}
