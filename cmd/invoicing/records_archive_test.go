@@ -205,6 +205,8 @@ func TestInvoicesOfArchivedRecordsKeepTheirLifecycle(t *testing.T) {
 	}
 	company := "/v1/companies/" + b.companyID
 	s.mustWrite(t, company, b.tok, s.action(t, company, "archive", b.tok, "archived-lifecycle-co", "", nil))
+	// A draft under an archived company can still be revised.
+	s.mustWrite(t, b.path("/"+draft), b.tok, s.patch(t, b.path("/"+draft), b.tok, "archived-lifecycle-revise", `{"notes":"revised while archived"}`, nil))
 	if got := b.mustChange(t, b.issue(t, draft, "archived-issue-2")); got["number"] != "INV-000002" {
 		t.Fatalf("a draft under an archived company issued as %v", got["number"])
 	}
