@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -116,5 +117,21 @@ func TestMethodsThePathsDoNotTake(t *testing.T) {
 		{http.MethodGet, company + "/archive"}, {http.MethodPatch, customer + "/unarchive"}, {http.MethodPatch, "/v1/companies"},
 	} {
 		mustStatus(t, s.do(t, request{method: tt.method, path: tt.path, token: b.tok}), http.StatusMethodNotAllowed)
+	}
+}
+
+// TestPatchBodiesOverTheLimitOrWithoutAMediaType: 413 over MAX_BODY_BYTES,
+// 415 without a Content-Type, as for creates.
+func TestPatchBodiesOverTheLimitOrWithoutAMediaType(t *testing.T) {
+	s := newService(t, func(c *config) { c.MaxBodyBytes = 2048 })
+	tok := token(t, "acme")
+	path := "/v1/companies/" + s.createCompany(t, tok, "patch-limits", minimalCompany)["id"].(string)
+	big := `{"trading_name":"` + strings.Repeat("x", 2100) + `"}`
+	mustFail(t, s.patch(t, path, tok, "patch-limits-big", big, nil), http.StatusRequestEntityTooLarge, "payload_too_large")
+	res := s.do(t, request{method: http.MethodPatch, path: path, token: tok, key: "patch-limits-none", body: `{"trading_name":"x"}`,
+		headers: map[string]string{"Content-Type": ""}})
+	mustFail(t, res, http.StatusUnsupportedMediaType, "unsupported_media_type")
+	if got := s.get(t, path, tok).object(t); got["version"] != 1.0 {
+		t.Errorf("refused patches changed the company: %v", got)
 	}
 }
