@@ -160,3 +160,44 @@ func sendAtOnce(t *testing.T, n int, send func(i int) response) []int {
 	wg.Wait()
 	return statuses
 }
+
+// TestAChangeIsReadableAtOnceThroughEitherInstance: every write answers
+// once the read models show it, through the instance that answered and
+// through the other (which may not lead the projections).
+func TestAChangeIsReadableAtOnceThroughEitherInstance(t *testing.T) {
+	a := newService(t)
+	b := newService(t, func(c *config) { c.DatabaseURL = a.dbURL })
+	bill := newBilling(t, a, "ryw-changes", minimalCompany)
+	instances := [2]*service{a, b}
+	customer := "/v1/companies/" + bill.companyID + "/customers/" + bill.customerID
+	company := "/v1/companies/" + bill.companyID
+	draft := bill.path("/" + bill.create(t, "ryw-changes-draft", bill.invoiceBody(t, nil))["id"].(string))
+	writes := []struct{ method, path, suffix, body string }{
+		{http.MethodPatch, customer, "", `{"name":"Globex 1"}`},
+		{http.MethodPatch, company, "", `{"legal_name":"Acme 1"}`},
+		{http.MethodPatch, draft, "", `{"notes":"one"}`},
+		{http.MethodPost, customer, "/archive", ""},
+		{http.MethodPost, customer, "/unarchive", ""},
+		{http.MethodPatch, customer, "", `{"name":"Globex 2"}`},
+		{http.MethodPost, company, "/archive", ""},
+		{http.MethodPatch, draft, "", `{"notes":"two"}`},
+		{http.MethodPost, company, "/unarchive", ""},
+		{http.MethodPatch, company, "", `{"legal_name":"Acme 2"}`},
+		{http.MethodPost, draft, "/issue", ""},
+		{http.MethodPost, draft, "/void", `{"reason":"done"}`},
+	}
+	for i, w := range writes {
+		via, other := instances[i%2], instances[(i+1)%2]
+		req := request{method: w.method, path: w.path + w.suffix, token: bill.tok, key: fmt.Sprint("ryw-changes-", i), body: w.body}
+		if w.method == http.MethodPatch {
+			req.contentType = mergePatchType
+		}
+		res := via.do(t, req)
+		mustStatus(t, res, http.StatusOK)
+		for _, s := range []*service{other, via} {
+			if got := s.get(t, w.path, bill.tok); got.status != http.StatusOK || compactJSON(t, got.body) != compactJSON(t, res.body) {
+				t.Errorf("write %d (%s %s): GET right after it: %d %s\nwant %s", i, w.method, req.path, got.status, got.body, res.body)
+			}
+		}
+	}
+}

@@ -312,3 +312,36 @@ func TestARevisionThatChangesNothingAppendsNothing(t *testing.T) {
 		t.Errorf("no-op revisions appended %d events", n)
 	}
 }
+
+// TestDueDatesFollowTheTermsRecordedAtDrafting: a due date from the
+// company's terms moves by the days it was computed with, whatever the
+// company's terms became since; null restores it with the terms of now.
+func TestDueDatesFollowTheTermsRecordedAtDrafting(t *testing.T) {
+	s := newService(t)
+	b := newBilling(t, s, "recorded-terms", minimalCompany) // 30 days
+	revised := b.create(t, "recorded-terms-1", b.invoiceBody(t, nil))["id"].(string)
+	issued := b.create(t, "recorded-terms-2", b.invoiceBody(t, nil))["id"].(string)
+	company := "/v1/companies/" + b.companyID
+	s.mustWrite(t, company, b.tok, s.patch(t, company, b.tok, "recorded-terms-company", `{"default_payment_terms_days":10}`, nil))
+	later := b.create(t, "recorded-terms-3", b.invoiceBody(t, nil))["id"].(string)
+
+	dates := func(rec map[string]any) string { return fmt.Sprint(rec["issue_date"], " ", rec["due_date"]) }
+	revise := func(id, key, patch string) map[string]any {
+		t.Helper()
+		return s.mustWrite(t, b.path("/"+id), b.tok, s.patch(t, b.path("/"+id), b.tok, key, patch, nil))
+	}
+	if got := dates(revise(revised, "recorded-terms-r1", `{"issue_date":"2025-02-01"}`)); got != "2025-02-01 2025-03-03" {
+		t.Errorf("revised issue date: %s, want 2025-02-01 2025-03-03 (30 days, as drafted)", got)
+	}
+	if got := dates(revise(revised, "recorded-terms-r2", `{"due_date":null}`)); got != "2025-02-01 2025-02-11" {
+		t.Errorf("due_date null: %s, want 2025-02-01 2025-02-11 (the company's 10 days of now)", got)
+	}
+	for _, tt := range []struct{ id, want string }{
+		{revised, "2025-03-01 2025-03-11"}, {issued, "2025-03-01 2025-03-31"}, {later, "2025-03-01 2025-03-11"},
+	} {
+		res := s.action(t, b.path("/"+tt.id), "issue", b.tok, "recorded-terms-issue-"+tt.id, `{"issue_date":"2025-03-01"}`, nil)
+		if got := dates(s.mustWrite(t, b.path("/"+tt.id), b.tok, res)); got != tt.want {
+			t.Errorf("issued on 2025-03-01: %s, want %s", got, tt.want)
+		}
+	}
+}

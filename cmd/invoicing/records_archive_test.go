@@ -40,7 +40,10 @@ func TestArchiveAndRestoreFollowTheStateTable(t *testing.T) {
 	for _, a := range archivables(t, s, tok) {
 		t.Run(a.kind, func(t *testing.T) {
 			path := a.record(t, s, tok)
-			active := s.get(t, path, tok).object(t)
+			patchReq := request{method: http.MethodPatch, path: path, token: tok, key: "state-patch-" + a.kind,
+				body: `{"email":"before@example.com"}`, contentType: mergePatchType}
+			patched := s.do(t, patchReq)
+			active := s.mustWrite(t, path, tok, patched)
 			archiveReq := request{method: http.MethodPost, path: path + "/archive", token: tok, key: "state-archive-" + a.kind}
 			first := s.do(t, archiveReq)
 			archived := s.mustWrite(t, path, tok, first)
@@ -56,11 +59,14 @@ func TestArchiveAndRestoreFollowTheStateTable(t *testing.T) {
 
 			// A replay answers the first answer, whatever happened since.
 			s.mustReplay(t, archiveReq, first)
+			s.mustReplay(t, patchReq, patched)
 			// Archived again, restored again: each an event.
 			again := s.mustWrite(t, path, tok, s.action(t, path, "archive", tok, "state-archive-2-"+a.kind, "", nil))
-			if again["version"] != 4.0 {
-				t.Errorf("version after archive, restore, archive = %v, want 4", again["version"])
+			if again["version"] != 5.0 {
+				t.Errorf("version after patch, archive, restore, archive = %v, want 5", again["version"])
 			}
+			// A patch replayed while archived still answers its first answer.
+			s.mustReplay(t, patchReq, patched)
 		})
 	}
 }
@@ -199,6 +205,8 @@ func TestInvoicesOfArchivedRecordsKeepTheirLifecycle(t *testing.T) {
 	}
 	company := "/v1/companies/" + b.companyID
 	s.mustWrite(t, company, b.tok, s.action(t, company, "archive", b.tok, "archived-lifecycle-co", "", nil))
+	// A draft under an archived company can still be revised.
+	s.mustWrite(t, b.path("/"+draft), b.tok, s.patch(t, b.path("/"+draft), b.tok, "archived-lifecycle-revise", `{"notes":"revised while archived"}`, nil))
 	if got := b.mustChange(t, b.issue(t, draft, "archived-issue-2")); got["number"] != "INV-000002" {
 		t.Fatalf("a draft under an archived company issued as %v", got["number"])
 	}

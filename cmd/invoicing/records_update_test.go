@@ -98,6 +98,8 @@ var companyPatchSteps = []patchStep{
 		map[string]any{"external_reference": "erp-2", "email": "ap@acme.example"}},
 	{"null removes the number prefix", `{"invoice_number_prefix":null}`,
 		map[string]any{"invoice_number_prefix": ""}},
+	{"text HTML would escape, served as sent", `{"trading_name":"Smith & Sons <\"Nord\"> \\ Ü"}`,
+		map[string]any{"trading_name": `Smith & Sons <"Nord"> \ Ü`}},
 }
 
 func TestPatchCompanyFieldFamilies(t *testing.T) {
