@@ -62,7 +62,7 @@ func full() Document {
 		Notes:        []string{"Thank you for your order."},
 		PaymentTerms: "Payable within 30 days.\nNo discount for early payment.",
 		Seller:       seller(), Buyer: buyer(),
-		Delivery: &Delivery{Date: "2026-01-10", Address: &Address{Line1: "Lager 5", City: "Lyon", PostalCode: "69001", CountryCode: "FR"}},
+		Delivery:      &Delivery{Date: "2026-01-10", Address: &Address{Line1: "Lager 5", City: "Lyon", PostalCode: "69001", CountryCode: "FR"}},
 		BillingPeriod: &Period{Start: "2026-01-01", End: "2026-01-31"},
 		PaymentInstructions: &PaymentInstructions{MeansCode: MeansSEPACreditTransfer, RemittanceInformation: "RE-2026/0001",
 			IBAN: "DE02120300000000202051", AccountName: "Muster GmbH", BIC: "BYLADEM1001"},
