@@ -83,8 +83,12 @@ func TestCheckRules(t *testing.T) {
 			d.Delivery.Address = nil
 			return d
 		}},
-		{"BR-O-11", "lines", func() Document { return o(withLines(full(), lineSpec{"1", 100, "O", 0}, lineSpec{"1", 100, "S", 1900})) }},
-		{"BR-O-12", "lines[1].tax_category", func() Document { return o(withLines(full(), lineSpec{"1", 100, "O", 0}, lineSpec{"1", 100, "S", 1900})) }},
+		{"BR-O-11", "lines", func() Document {
+			return o(withLines(full(), lineSpec{"1", 100, "O", 0}, lineSpec{"1", 100, "S", 1900}))
+		}},
+		{"BR-O-12", "lines[1].tax_category", func() Document {
+			return o(withLines(full(), lineSpec{"1", 100, "O", 0}, lineSpec{"1", 100, "S", 1900}))
+		}},
 		{"BR-CO-26", "issuer.identifiers", func() Document {
 			d := o(withLines(full(), lineSpec{"1", 100, "O", 0}))
 			d.Seller.Identifiers, d.Seller.LegalRegistration = nil, nil
@@ -125,7 +129,6 @@ func TestCheckRules(t *testing.T) {
 		})
 	}
 }
-
 
 // o makes d a valid "not subject to VAT" invoice but for what a test breaks:
 // no VAT identifiers.
