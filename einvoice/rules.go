@@ -3,6 +3,7 @@ package einvoice
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -86,6 +87,11 @@ var categoryRules = map[string]categoryRule{
 // (Validate checks them in a document read back). Empty means renderable.
 func Check(d Document) []Problem {
 	c := checker{d: &d}
+	c.run()
+	return c.problems
+}
+
+func (c *checker) run() {
 	c.mandatory()
 	c.currency()
 	c.lines()
@@ -96,15 +102,17 @@ func Check(d Document) []Problem {
 	c.payment()
 	c.periods()
 	c.texts()
-	return c.problems
 }
 
 // checker collects problems. taxRepVAT is the seller tax representative's
 // VAT identifier (BT-63), which the service never has; the validator sets
-// it for documents of others.
+// it for documents of others, and foreign: their amounts are decimals as
+// written, so a currency with three decimals is fine as long as each
+// amount has at most two (the BR-DEC rules, checked there).
 type checker struct {
 	d         *Document
 	taxRepVAT string
+	foreign   bool
 	problems  []Problem
 }
 
@@ -136,6 +144,9 @@ func (c *checker) mandatory() {
 func (c *checker) currency() {
 	cur := c.d.Currency
 	exp, ok := CurrencyExponent(cur)
+	if c.foreign {
+		exp, ok = 0, ok || strings.Contains(noMinorUnit, cur) && len(cur) == 3
+	}
 	switch {
 	case cur == "":
 	case !ok:
@@ -145,6 +156,11 @@ func (c *checker) currency() {
 	}
 }
 
+// noMinorUnit are the codes of EN 16931's currency list without a minor
+// unit (metals, special drawing rights, test codes): valid in a document
+// read back, never written by the service.
+const noMinorUnit = "XAG XAU XBA XBB XBC XBD XDR XPD XPT XSU XTS XUA XXX"
+
 func linePath(i int, field string) string { return "lines[" + strconv.Itoa(i) + "]." + field }
 
 func (c *checker) lines() {
@@ -152,6 +168,9 @@ func (c *checker) lines() {
 	for i, l := range c.d.Lines {
 		c.lineTerms(i, l)
 		r, ok := categoryRules[l.VATCategory]
+		if !ok && c.splitPayment(l.VATCategory) {
+			continue
+		}
 		if !ok {
 			if l.VATCategory == "" {
 				c.add("BR-CO-04", linePath(i, "tax_category"), "each invoice line shall be categorized with a VAT category code (BT-151)")
@@ -167,6 +186,13 @@ func (c *checker) lines() {
 		}
 	}
 	c.notSubjectAlone()
+}
+
+// splitPayment: category B (Italian split payment) is in EN 16931's list
+// but not among the service's categories; in a document read back it is
+// accepted, its own rules (BR-B-*) are not checked.
+func (c *checker) splitPayment(category string) bool {
+	return c.foreign && category == "B"
 }
 
 func (c *checker) lineTerms(i int, l Line) {
@@ -269,6 +295,9 @@ func (c *checker) breakdown() {
 	}
 	for _, b := range c.d.VATBreakdown {
 		r, ok := categoryRules[b.Category]
+		if !ok && c.splitPayment(b.Category) {
+			continue
+		}
 		if !ok {
 			c.add("BR-CL-17", "lines", "VAT breakdown category code %q is not one EN 16931 knows", b.Category)
 			continue
