@@ -42,7 +42,11 @@ func (s *server) getInvoice(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeResource(w, r, etag(inv.ID, inv.Version), invoiceFromQuery(inv))
+	out, err := invoiceFromQuery(inv)
+	if err != nil {
+		return err
+	}
+	writeResource(w, r, etag(inv.ID, inv.Version), out)
 	return nil
 }
 
