@@ -75,8 +75,10 @@ var categoryRules = map[string]categoryRule{
 	CategoryIntraCommunity: {"Intra-community supply", "BR-IC", rateZero, sellerVATOnly, buyerVAT, true},
 	CategoryExport:         {"Export outside the EU", "BR-G", rateZero, sellerVATOnly, buyerAny, true},
 	CategoryNotSubject:     {"Not subject to VAT", "BR-O", rateAbsent, sellerNoVAT, buyerNoVAT, true},
-	CategoryCanaryIslands:  {"IGIC", "BR-AF", rateNonNegative, sellerVATOrTax, buyerAny, false},
-	CategoryCeutaMelilla:   {"IPSI", "BR-AG", rateNonNegative, sellerVATOrTax, buyerAny, false},
+	// EN 16931 and CEN's UBL artefact allow IGIC at 0 %, CEN's CII artefact
+	// (1.3.16) wants a rate above 0: the service makes documents both pass.
+	CategoryCanaryIslands: {"IGIC", "BR-AF", ratePositive, sellerVATOrTax, buyerAny, false},
+	CategoryCeutaMelilla:  {"IPSI", "BR-AG", rateNonNegative, sellerVATOrTax, buyerAny, false},
 }
 
 // Check reports every EN 16931 business rule d breaks that the service's
@@ -113,6 +115,7 @@ type checker struct {
 	d         *Document
 	taxRepVAT string
 	foreign   bool
+	syntax    string // of a document read back
 	problems  []Problem
 }
 
@@ -212,6 +215,9 @@ func (c *checker) lineTerms(i int, l Line) {
 }
 
 func (c *checker) lineRate(i int, l Line, r categoryRule) {
+	if c.foreign && c.syntax == SyntaxUBL && l.VATCategory == CategoryCanaryIslands {
+		r.rate = rateNonNegative // what CEN's UBL artefact checks
+	}
 	bad := false
 	switch r.rate {
 	case rateZero, rateAbsent:

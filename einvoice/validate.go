@@ -49,7 +49,7 @@ func Validate(r io.Reader) (Report, error) {
 	default:
 		return Report{}, fmt.Errorf("%w (root element {%s}%s)", ErrNotAnInvoice, root.space, root.local)
 	}
-	c := checker{d: &rb.doc, taxRepVAT: rb.taxRepVAT, foreign: true}
+	c := checker{d: &rb.doc, taxRepVAT: rb.taxRepVAT, foreign: true, syntax: syntax}
 	c.run()
 	rb.check(&c)
 	sort.SliceStable(c.problems, func(i, j int) bool { return ruleLess(c.problems[i].Rule, c.problems[j].Rule) })

@@ -1,7 +1,8 @@
 // Package archtest checks that dependencies point one way (STYLE.md, "Where
 // things live"): transport → command/query → events, projections → events,
-// audit → events, wiring (telemetry, the benchmark) only under cmd/, and
-// that the domain knows nothing of HTTP or SQL.
+// audit → events, einvoice → events (used by transport and cmd only),
+// wiring (telemetry, the benchmark) only under cmd/, and that the domain
+// knows nothing of HTTP or SQL.
 package archtest
 
 import (
@@ -24,6 +25,7 @@ const (
 	query       = "query"
 	transport   = "transport"
 	benchLib    = "internal/bench"
+	einvoice    = "einvoice"
 	// telemetry is wiring: its home is under cmd/invoicing, and no package
 	// outside cmd/ may import it wherever it sits.
 	telemetry    = "cmd/invoicing/internal/telemetry"
@@ -56,6 +58,11 @@ func outside(prefixes ...string) func(string) bool {
 	}
 }
 
+// anyOf applies to the packages under any of pkgs.
+func anyOf(pkgs ...string) func(string) bool {
+	return func(p string) bool { return !outside(pkgs...)(p) }
+}
+
 func project(pkgs ...string) []string {
 	out := make([]string, len(pkgs))
 	for i, p := range pkgs {
@@ -76,6 +83,10 @@ func rules() []rule {
 		{"the audit log follows events alone: no read models, commands or HTTP", under(audit), append(project(projections, command, query, transport), "net/http")},
 		{"transport reaches stores only through command and query", under(transport),
 			project(projections, audit, "events/pgstore", "events/esdb", "internal/pgmigrate")},
+		{"documents are renderings at the edge: nothing below transport and cmd imports einvoice",
+			anyOf(events, command, query, projections, audit), project(einvoice)},
+		{"einvoice renders values: no store, read model, command, HTTP or SQL", under(einvoice),
+			append(project(command, query, projections, transport, audit, "events/pgstore", "events/esdb"), sqlAndHTTP...)},
 		{"telemetry is wiring: only commands under cmd/ import it", outside("cmd", oldTelemetry), project(telemetry, oldTelemetry)},
 		{"the benchmark is a tool: nothing but its command imports it", outside("cmd/bench", benchLib), project(benchLib)},
 		{"the test helper is for tests: no package's build imports it", outside("internal/pgtest"), project("internal/pgtest")},
@@ -139,6 +150,8 @@ func TestEachRuleCatchesItsArrow(t *testing.T) {
 		"projections/y": {module + benchLib},
 		"command/z":     {module + "internal/pgtest"},
 		"transport/w":   {module + "internal/pgcluster"},
+		"audit/v":       {module + einvoice},
+		"einvoice/pdf":  {module + query},
 	}
 	got := violations(broken, rules())
 	for _, r := range rules() {
