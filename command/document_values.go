@@ -111,7 +111,7 @@ func (o object) period(field string) *events.Period {
 	start, startOK := parseDate(o.r, join(path, "start"), out.Start)
 	end, endOK := parseDate(o.r, join(path, "end"), out.End)
 	switch {
-	case len(p.m) == 0:
+	case out.Start == "" && out.End == "":
 		o.r.add(path, "must have a start, an end or both")
 	case startOK && endOK && end.Before(start):
 		o.r.add(join(path, "end"), "must not be before start")

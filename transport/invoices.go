@@ -38,6 +38,9 @@ func (s *server) getInvoice(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if !acceptable(r.Header.Values("Accept"), "application/json") {
+		return errNotAcceptable
+	}
 	inv, err := s.Queries.Invoice(r.Context(), principal(r).AccountID, companyID, invoiceID)
 	if err != nil {
 		return err
