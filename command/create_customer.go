@@ -18,6 +18,8 @@ type CreateCustomer struct {
 	Email             string              `json:"email,omitempty"`
 	ExternalReference string              `json:"external_reference,omitempty"`
 	Identifiers       []events.Identifier `json:"identifiers"`
+	// Absent, a request fingerprints as before it.
+	ElectronicAddress *events.ElectronicAddress `json:"electronic_address,omitempty"`
 }
 
 // ParseCreateCustomer decodes and validates a create-customer body (Parsed).
@@ -27,7 +29,7 @@ func ParseCreateCustomer(raw []byte) (Parsed[CreateCustomer], error) {
 
 // customerFields are the fields of a create-customer request, which an
 // update may patch too.
-var customerFields = []string{"name", "address", "email", "external_reference", "identifiers"}
+var customerFields = []string{"name", "address", "email", "external_reference", "identifiers", "electronic_address"}
 
 func readCreateCustomer(r *reader, body map[string]any) CreateCustomer {
 	o, _ := r.openObject("", body, customerFields...)
@@ -36,6 +38,7 @@ func readCreateCustomer(r *reader, body map[string]any) CreateCustomer {
 		Email:             o.str("email", email),
 		ExternalReference: o.str("external_reference", reference),
 		Identifiers:       o.identifiers("identifiers"),
+		ElectronicAddress: o.electronicAddress("electronic_address"),
 	}
 	if v, ok := o.required("address"); ok {
 		c.Address = r.address("address", v)
@@ -87,6 +90,7 @@ func (in CreateCustomer) event(id, companyID, accountID string, now time.Time) e
 		Email:             in.Email,
 		ExternalReference: in.ExternalReference,
 		Identifiers:       in.Identifiers,
+		ElectronicAddress: in.ElectronicAddress,
 		CreatedAt:         now,
 	}
 }

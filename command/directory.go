@@ -40,18 +40,21 @@ type CompanyRecord struct {
 	DefaultLanguage         string
 	DefaultPaymentTermsDays int
 	InvoiceNumberPrefix     string
+	BankAccount             *events.BankAccount
+	ElectronicAddress       *events.ElectronicAddress
 	// Archived: nothing new may be created under the company.
 	Archived bool
 }
 
 // CustomerRecord is what commands need to know of a customer.
 type CustomerRecord struct {
-	ID          string
-	CompanyID   string
-	Name        string
-	Address     events.Address
-	Email       string
-	Identifiers []events.Identifier
+	ID                string
+	CompanyID         string
+	Name              string
+	Address           events.Address
+	Email             string
+	Identifiers       []events.Identifier
+	ElectronicAddress *events.ElectronicAddress
 	// Archived: no invoice may be drafted for the customer.
 	Archived bool
 }

@@ -15,12 +15,13 @@ var opReviseInvoice = operation{name: "invoices.revise", kind: events.KindInvoic
 // invoiceFields are the create-invoice request's top-level fields: what a
 // revision may patch.
 var invoiceFields = []string{"customer_id", "issue_date", "due_date", "currency", "language", "lines",
-	"external_reference", "purchase_order_reference", "notes", "terms"}
+	"external_reference", "purchase_order_reference", "notes", "terms",
+	"buyer_reference", "tax_exemptions", "delivery_date", "delivery_address", "billing_period"}
 
 // invoiceReadOnly are the invoice's fields that only the service sets.
 var invoiceReadOnly = []string{"id", "company_id", "version", "archived_at", "created_at", "updated_at",
 	"status", "number", "issued_at", "voided_at", "void_reason", "subtotal_minor", "tax_minor", "total_minor",
-	"customer", "issuer", "customer_name"}
+	"customer", "issuer", "customer_name", "tax_breakdown"}
 
 // ReviseInvoice is a draft revision: a JSON Merge Patch over the
 // create-invoice request (lines replace the whole array).
@@ -130,13 +131,14 @@ func draftRequest(d events.InvoiceDrafted, effective bool) CreateInvoice {
 	in := CreateInvoice{
 		CustomerID: d.CustomerID, IssueDate: d.IssueDate, DueDate: d.DueDate, Currency: d.Currency, Language: d.Language,
 		ExternalReference: d.ExternalReference, PurchaseOrderReference: d.PurchaseOrderReference, Notes: d.Notes, Terms: d.Terms,
+		DocumentTerms: d.DocumentTerms,
 	}
 	if d.PaymentTermsDays != nil && !effective {
 		in.DueDate = ""
 	}
 	for _, l := range d.Lines {
 		in.Lines = append(in.Lines, LineInput{Description: l.Description, Quantity: l.Quantity, Unit: l.Unit,
-			UnitAmountMinor: l.UnitAmountMinor, TaxRateBps: l.TaxRateBps})
+			UnitCode: l.UnitCode, UnitAmountMinor: l.UnitAmountMinor, TaxRateBps: l.TaxRateBps, TaxCategory: l.TaxCategory})
 	}
 	return in
 }
@@ -171,6 +173,7 @@ func revisedEvent(d events.InvoiceDrafted, at time.Time, changed []string) event
 		PaymentTermsDays: d.PaymentTermsDays, Lines: d.Lines,
 		SubtotalMinor: d.SubtotalMinor, TaxMinor: d.TaxMinor, TotalMinor: d.TotalMinor,
 		ExternalReference: d.ExternalReference, PurchaseOrderReference: d.PurchaseOrderReference,
-		Notes: d.Notes, Terms: d.Terms, RevisedAt: at, Changed: changed,
+		Notes: d.Notes, Terms: d.Terms, DocumentTerms: d.DocumentTerms, TaxBreakdown: d.TaxBreakdown,
+		RevisedAt: at, Changed: changed,
 	}
 }

@@ -92,7 +92,7 @@ func companyRequest(c events.CompanyCreated) CreateCompany {
 		LegalName: c.LegalName, TradingName: c.TradingName, Address: c.Address,
 		DefaultCurrency: c.DefaultCurrency, DefaultLanguage: c.DefaultLanguage, DefaultPaymentTermsDays: &days,
 		Email: c.Email, ExternalReference: c.ExternalReference, Identifiers: nonNil(c.Identifiers),
-		InvoiceNumberPrefix: c.InvoiceNumberPrefix,
+		InvoiceNumberPrefix: c.InvoiceNumberPrefix, BankAccount: c.BankAccount, ElectronicAddress: c.ElectronicAddress,
 	}
 }
 
@@ -102,6 +102,7 @@ func companyUpdated(c events.CompanyCreated, changed []string, now time.Time) ev
 		Address: c.Address, DefaultCurrency: c.DefaultCurrency, DefaultLanguage: c.DefaultLanguage,
 		DefaultPaymentTermsDays: c.DefaultPaymentTermsDays, Email: c.Email, ExternalReference: c.ExternalReference,
 		Identifiers: nonNil(c.Identifiers), InvoiceNumberPrefix: c.InvoiceNumberPrefix,
+		BankAccount: c.BankAccount, ElectronicAddress: c.ElectronicAddress,
 		Changed: changed, UpdatedAt: now,
 	}
 }

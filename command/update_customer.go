@@ -85,13 +85,13 @@ func customerLifecycle[T any](ctx context.Context, h *Handler, req Request, op o
 // it: what an update's merge patch applies to.
 func customerRequest(c events.CustomerCreated) CreateCustomer {
 	return CreateCustomer{Name: c.Name, Address: c.Address, Email: c.Email,
-		ExternalReference: c.ExternalReference, Identifiers: nonNil(c.Identifiers)}
+		ExternalReference: c.ExternalReference, Identifiers: nonNil(c.Identifiers), ElectronicAddress: c.ElectronicAddress}
 }
 
 func customerUpdated(c events.CustomerCreated, changed []string, now time.Time) events.CustomerUpdated {
 	return events.CustomerUpdated{
 		CustomerID: c.CustomerID, CompanyID: c.CompanyID, AccountID: c.AccountID, Name: c.Name,
 		Address: c.Address, Email: c.Email, ExternalReference: c.ExternalReference,
-		Identifiers: nonNil(c.Identifiers), Changed: changed, UpdatedAt: now,
+		Identifiers: nonNil(c.Identifiers), ElectronicAddress: c.ElectronicAddress, Changed: changed, UpdatedAt: now,
 	}
 }

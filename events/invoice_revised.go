@@ -29,7 +29,9 @@ type InvoiceRevised struct {
 	PurchaseOrderReference string           `json:"purchase_order_reference,omitempty"`
 	Notes                  string           `json:"notes,omitempty"`
 	Terms                  string           `json:"terms,omitempty"`
-	RevisedAt              time.Time        `json:"revised_at"`
+	DocumentTerms
+	TaxBreakdown []TaxBreakdown `json:"tax_breakdown"`
+	RevisedAt    time.Time      `json:"revised_at"`
 	// Changed lists, sorted, the create-request fields whose value the
 	// revision changed (customer_id, issue_date, lines, ...; due_date also
 	// when it followed a changed issue_date). It is for readers of the log;
@@ -46,5 +48,6 @@ func (d InvoiceDrafted) Revise(r InvoiceRevised) InvoiceDrafted {
 	d.Lines, d.SubtotalMinor, d.TaxMinor, d.TotalMinor = r.Lines, r.SubtotalMinor, r.TaxMinor, r.TotalMinor
 	d.ExternalReference, d.PurchaseOrderReference = r.ExternalReference, r.PurchaseOrderReference
 	d.Notes, d.Terms = r.Notes, r.Terms
+	d.DocumentTerms, d.TaxBreakdown = r.DocumentTerms, r.TaxBreakdown
 	return d
 }

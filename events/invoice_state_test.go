@@ -32,10 +32,11 @@ func sampleDraft() InvoiceDrafted {
 			Address:     Address{Line1: "Hauptstr. 1", City: "Berlin", PostalCode: "10115", CountryCode: "DE"},
 			Identifiers: []Identifier{}, SchemaVersion: SnapshotSchemaVersion},
 		Currency: "EUR", Language: "en", IssueDate: "2026-03-01", DueDate: "2026-03-31", PaymentTermsDays: intPtr(30),
-		Lines: []InvoiceLine{{Position: 1, Description: "Consulting", Quantity: "1.5", UnitAmountMinor: 10000,
-			TaxRateBps: 1900, NetAmountMinor: 15000, TaxAmountMinor: 2850, TotalAmountMinor: 17850}},
+		Lines: []InvoiceLine{{Position: 1, Description: "Consulting", Quantity: "1.5", UnitCode: "HUR", UnitAmountMinor: 10000,
+			TaxRateBps: 1900, TaxCategory: "S", NetAmountMinor: 15000, TaxAmountMinor: 2850, TotalAmountMinor: 17850}},
 		SubtotalMinor: 15000, TaxMinor: 2850, TotalMinor: 17850, ExternalReference: "erp-1", Notes: "Thanks",
-		CreatedAt: drafted,
+		TaxBreakdown: []TaxBreakdown{{TaxCategory: "S", TaxRateBps: 1900, TaxableAmountMinor: 15000, TaxAmountMinor: 2850}},
+		CreatedAt:    drafted,
 	}
 }
 
@@ -52,11 +53,14 @@ func sampleRevision() InvoiceRevised {
 			Email:   "ap@initech.example", Identifiers: []Identifier{{Scheme: "vat", Value: "CHE-123.456.789"}},
 			SchemaVersion: SnapshotSchemaVersion},
 		Currency: "EUR", Language: "de", IssueDate: "2026-03-10", DueDate: "2026-04-09", PaymentTermsDays: intPtr(30),
-		Lines: []InvoiceLine{{Position: 1, Description: "Audit", Quantity: "2", Unit: "day", UnitAmountMinor: 80000,
-			TaxRateBps: 0, NetAmountMinor: 160000, TaxAmountMinor: 0, TotalAmountMinor: 160000}},
+		Lines: []InvoiceLine{{Position: 1, Description: "Audit", Quantity: "2", Unit: "day", UnitCode: "DAY", UnitAmountMinor: 80000,
+			TaxRateBps: 0, TaxCategory: "E", NetAmountMinor: 160000, TaxAmountMinor: 0, TotalAmountMinor: 160000}},
 		SubtotalMinor: 160000, TaxMinor: 0, TotalMinor: 160000, PurchaseOrderReference: "PO-9",
-		RevisedAt: revised,
-		Changed:   []string{"customer_id", "due_date", "external_reference", "issue_date", "language", "lines", "notes", "purchase_order_reference"},
+		DocumentTerms: DocumentTerms{BuyerReference: "BR-7", TaxExemptions: []TaxExemption{{TaxCategory: "E", ReasonCode: "VATEX-EU-132"}},
+			DeliveryDate: "2026-03-05", BillingPeriod: &Period{Start: "2026-02-01", End: "2026-02-28"}},
+		TaxBreakdown: []TaxBreakdown{{TaxCategory: "E", TaxableAmountMinor: 160000}},
+		RevisedAt:    revised,
+		Changed:      []string{"customer_id", "due_date", "external_reference", "issue_date", "language", "lines", "notes", "purchase_order_reference"},
 	}
 }
 
@@ -85,6 +89,7 @@ func TestFoldInvoiceAppliesRevisionsAndTheDatesOfAnIssue(t *testing.T) {
 	afterRevision.Language, afterRevision.IssueDate, afterRevision.DueDate = r.Language, r.IssueDate, r.DueDate
 	afterRevision.Lines, afterRevision.SubtotalMinor, afterRevision.TaxMinor, afterRevision.TotalMinor = r.Lines, 160000, 0, 160000
 	afterRevision.ExternalReference, afterRevision.Notes, afterRevision.PurchaseOrderReference = "", "", "PO-9"
+	afterRevision.DocumentTerms, afterRevision.TaxBreakdown = r.DocumentTerms, r.TaxBreakdown
 	movedByIssue := afterRevision
 	movedByIssue.IssueDate, movedByIssue.DueDate = iss.IssueDate, iss.DueDate
 	tests := []struct {

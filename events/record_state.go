@@ -76,7 +76,7 @@ func (e CompanyUpdated) apply(c CompanyCreated) CompanyCreated {
 	c.LegalName, c.TradingName, c.Address = e.LegalName, e.TradingName, e.Address
 	c.DefaultCurrency, c.DefaultLanguage, c.DefaultPaymentTermsDays = e.DefaultCurrency, e.DefaultLanguage, e.DefaultPaymentTermsDays
 	c.Email, c.ExternalReference, c.Identifiers = e.Email, e.ExternalReference, e.Identifiers
-	c.InvoiceNumberPrefix = e.InvoiceNumberPrefix
+	c.InvoiceNumberPrefix, c.BankAccount, c.ElectronicAddress = e.InvoiceNumberPrefix, e.BankAccount, e.ElectronicAddress
 	return c
 }
 
@@ -116,7 +116,7 @@ func (c *Customer) apply(ev RecordedEvent, first bool) error {
 		err = json.Unmarshal(ev.Data, &e)
 		c.Name, c.Address, c.Email = e.Name, e.Address, e.Email
 		c.ExternalReference, c.Identifiers = e.ExternalReference, e.Identifiers
-		c.UpdatedAt = e.UpdatedAt
+		c.ElectronicAddress, c.UpdatedAt = e.ElectronicAddress, e.UpdatedAt
 	case TypeCustomerArchived:
 		var e CustomerArchived
 		err = json.Unmarshal(ev.Data, &e)

@@ -21,7 +21,7 @@ var companiesSchema = mustSchema("companies.sql")
 func (Companies) Name() string { return "companies" }
 
 // Version implements Projection.
-func (Companies) Version() int { return 4 }
+func (Companies) Version() int { return 5 }
 
 // Schema implements Projection.
 func (Companies) Schema() string { return companiesSchema }
@@ -61,18 +61,22 @@ func applyCompanyCreated(ev events.RecordedEvent, batch *pgx.Batch) error {
 	if err != nil {
 		return err
 	}
+	bank, eaddr, err := optionalJSON(c.BankAccount, c.ElectronicAddress)
+	if err != nil {
+		return err
+	}
 	hi, lo := key(ev)
 	batch.Queue(`
 		INSERT INTO companies (id, account_id, stream_name, legal_name, trading_name, address,
 			default_currency, default_language, default_payment_terms_days, email,
 			external_reference, identifiers, created_at, updated_at, version, position_hi, position_lo,
-			invoice_number_prefix)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $15, $16, $17)
+			invoice_number_prefix, bank_account, electronic_address)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $15, $16, $17, $18, $19)
 		ON CONFLICT (id) DO NOTHING`,
 		c.CompanyID, c.AccountID, ev.Stream, c.LegalName, nullable(c.TradingName), address,
 		c.DefaultCurrency, c.DefaultLanguage, c.DefaultPaymentTermsDays, nullable(c.Email),
 		nullable(c.ExternalReference), identifiers, c.CreatedAt, int64(ev.Revision)+1, hi, lo,
-		c.InvoiceNumberPrefix)
+		c.InvoiceNumberPrefix, bank, eaddr)
 	return nil
 }
 
@@ -87,14 +91,19 @@ func applyCompanyUpdated(ev events.RecordedEvent, batch *pgx.Batch) error {
 	if err != nil {
 		return err
 	}
+	bank, eaddr, err := optionalJSON(c.BankAccount, c.ElectronicAddress)
+	if err != nil {
+		return err
+	}
 	batch.Queue(`
 		UPDATE companies SET legal_name = $2, trading_name = $3, address = $4, default_currency = $5,
 			default_language = $6, default_payment_terms_days = $7, email = $8, external_reference = $9,
-			identifiers = $10, invoice_number_prefix = $11, updated_at = $12, version = $13
+			identifiers = $10, invoice_number_prefix = $11, updated_at = $12, version = $13,
+			bank_account = $14, electronic_address = $15
 		WHERE id = $1`,
 		c.CompanyID, c.LegalName, nullable(c.TradingName), address, c.DefaultCurrency,
 		c.DefaultLanguage, c.DefaultPaymentTermsDays, nullable(c.Email), nullable(c.ExternalReference),
-		identifiers, c.InvoiceNumberPrefix, c.UpdatedAt, int64(ev.Revision)+1)
+		identifiers, c.InvoiceNumberPrefix, c.UpdatedAt, int64(ev.Revision)+1, bank, eaddr)
 	return nil
 }
 
@@ -131,6 +140,22 @@ func marshalValues(address events.Address, identifiers []events.Identifier) (a, 
 		return nil, nil, err
 	}
 	return a, ids, nil
+}
+
+// optionalJSON renders a bank account and an electronic address as the
+// API shows them, nil (NULL) for an absent one.
+func optionalJSON(bank *events.BankAccount, eaddr *events.ElectronicAddress) (b, e []byte, err error) {
+	if bank != nil {
+		if b, err = apiJSON(bank); err != nil {
+			return nil, nil, err
+		}
+	}
+	if eaddr != nil {
+		if e, err = apiJSON(eaddr); err != nil {
+			return nil, nil, err
+		}
+	}
+	return b, e, nil
 }
 
 func nonNilIdentifiers(ids []events.Identifier) []events.Identifier {

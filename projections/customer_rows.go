@@ -16,7 +16,7 @@ var customersSchema = mustSchema("customers.sql")
 func (Customers) Name() string { return "customers" }
 
 // Version implements Projection.
-func (Customers) Version() int { return 3 }
+func (Customers) Version() int { return 4 }
 
 // Schema implements Projection.
 func (Customers) Schema() string { return customersSchema }
@@ -56,14 +56,19 @@ func applyCustomerCreated(ev events.RecordedEvent, batch *pgx.Batch) error {
 	if err != nil {
 		return err
 	}
+	_, eaddr, err := optionalJSON(nil, c.ElectronicAddress)
+	if err != nil {
+		return err
+	}
 	hi, lo := key(ev)
 	batch.Queue(`
 		INSERT INTO customers (id, company_id, account_id, stream_name, name, address, email,
-			external_reference, identifiers, created_at, updated_at, version, position_hi, position_lo)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13)
+			external_reference, identifiers, created_at, updated_at, version, position_hi, position_lo,
+			electronic_address)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13, $14)
 		ON CONFLICT (id) DO NOTHING`,
 		c.CustomerID, c.CompanyID, c.AccountID, ev.Stream, c.Name, address, nullable(c.Email),
-		nullable(c.ExternalReference), identifiers, c.CreatedAt, int64(ev.Revision)+1, hi, lo)
+		nullable(c.ExternalReference), identifiers, c.CreatedAt, int64(ev.Revision)+1, hi, lo, eaddr)
 	return nil
 }
 
@@ -78,11 +83,15 @@ func applyCustomerUpdated(ev events.RecordedEvent, batch *pgx.Batch) error {
 	if err != nil {
 		return err
 	}
+	_, eaddr, err := optionalJSON(nil, c.ElectronicAddress)
+	if err != nil {
+		return err
+	}
 	batch.Queue(`
 		UPDATE customers SET name = $2, address = $3, email = $4, external_reference = $5,
-			identifiers = $6, updated_at = $7, version = $8
+			identifiers = $6, updated_at = $7, version = $8, electronic_address = $9
 		WHERE id = $1`,
 		c.CustomerID, c.Name, address, nullable(c.Email), nullable(c.ExternalReference),
-		identifiers, c.UpdatedAt, int64(ev.Revision)+1)
+		identifiers, c.UpdatedAt, int64(ev.Revision)+1, eaddr)
 	return nil
 }

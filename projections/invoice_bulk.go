@@ -27,25 +27,25 @@ type batchApplier interface {
 	ApplyAll(evs []events.RecordedEvent, batch *pgx.Batch) error
 }
 
-// draftedRowsSQL inserts invoice rows, one element of each of $1..$24 per
+// draftedRowsSQL inserts invoice rows, one element of each of $1..$25 per
 // invoice; applyDrafted uses it for a single row too.
 const draftedRowsSQL = `
 INSERT INTO invoices (id, company_id, account_id, customer_id, stream_name, customer_name,
 	customer, issuer, currency, language, issue_date, due_date, status, lines,
 	subtotal_minor, tax_minor, total_minor, external_reference, purchase_order_reference,
-	notes, terms, created_at, updated_at, version, position_hi, position_lo)
+	notes, terms, created_at, updated_at, version, position_hi, position_lo, document)
 SELECT id::uuid, company_id::uuid, account_id, customer_id::uuid, stream_name, customer_name,
 	customer::json, issuer::json, currency, language, issue_date::date, due_date::date, 'draft', lines::json,
 	subtotal_minor, tax_minor, total_minor, external_reference, purchase_order_reference,
-	notes, terms, created_at, created_at, version, position_hi, position_lo
+	notes, terms, created_at, created_at, version, position_hi, position_lo, document::json
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
 	$7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[],
 	$14::bigint[], $15::bigint[], $16::bigint[], $17::text[], $18::text[],
-	$19::text[], $20::text[], $21::timestamptz[], $22::int[], $23::bigint[], $24::bigint[])
+	$19::text[], $20::text[], $21::timestamptz[], $22::int[], $23::bigint[], $24::bigint[], $25::text[])
 	AS t(id, company_id, account_id, customer_id, stream_name, customer_name,
 	customer, issuer, currency, language, issue_date, due_date, lines,
 	subtotal_minor, tax_minor, total_minor, external_reference, purchase_order_reference,
-	notes, terms, created_at, version, position_hi, position_lo)
+	notes, terms, created_at, version, position_hi, position_lo, document)
 ORDER BY position_hi, position_lo
 ON CONFLICT (id) DO NOTHING`
 
@@ -54,7 +54,7 @@ type draftedRows struct {
 	id, companyID, accountID, customerID, stream, customerName []string
 	customer, issuer, currency, language, issueDate            []string
 	dueDate                                                    []*string
-	lines                                                      []string
+	lines, document                                            []string
 	subtotal, tax, total                                       []int64
 	externalRef, poRef, notes, terms                           []*string
 	createdAt                                                  []time.Time
@@ -86,14 +86,15 @@ func (Invoices) ApplyAll(evs []events.RecordedEvent, batch *pgx.Batch) error {
 }
 
 func (r *draftedRows) add(ev events.RecordedEvent) error {
-	d, customer, issuer, lines, err := decodeDrafted(ev)
+	d, docs, err := decodeDrafted(ev)
 	if err != nil {
 		return err
 	}
 	hi, lo := key(ev)
 	r.id, r.companyID, r.accountID = append(r.id, d.InvoiceID), append(r.companyID, d.CompanyID), append(r.accountID, d.AccountID)
 	r.customerID, r.stream, r.customerName = append(r.customerID, d.CustomerID), append(r.stream, ev.Stream), append(r.customerName, d.CustomerName)
-	r.customer, r.issuer, r.lines = append(r.customer, string(customer)), append(r.issuer, string(issuer)), append(r.lines, string(lines))
+	r.customer, r.issuer, r.lines = append(r.customer, string(docs.customer)), append(r.issuer, string(docs.issuer)), append(r.lines, string(docs.lines))
+	r.document = append(r.document, string(docs.document))
 	r.currency, r.language, r.issueDate = append(r.currency, d.Currency), append(r.language, d.Language), append(r.issueDate, d.IssueDate)
 	r.dueDate = append(r.dueDate, nullable(d.DueDate))
 	r.subtotal, r.tax, r.total = append(r.subtotal, d.SubtotalMinor), append(r.tax, d.TaxMinor), append(r.total, d.TotalMinor)
@@ -112,5 +113,5 @@ func (r *draftedRows) queue(batch *pgx.Batch) {
 	batch.Queue(draftedRowsSQL, r.id, r.companyID, r.accountID, r.customerID, r.stream, r.customerName,
 		r.customer, r.issuer, r.currency, r.language, r.issueDate, r.dueDate, r.lines,
 		r.subtotal, r.tax, r.total, r.externalRef, r.poRef, r.notes, r.terms,
-		r.createdAt, r.version, r.hi, r.lo)
+		r.createdAt, r.version, r.hi, r.lo, r.document)
 }

@@ -36,14 +36,15 @@ UPDATE invoices AS i SET status = c.status,
 	purchase_order_reference = CASE WHEN c.revised THEN c.purchase_order_reference ELSE i.purchase_order_reference END,
 	notes = CASE WHEN c.revised THEN c.notes ELSE i.notes END,
 	terms = CASE WHEN c.revised THEN c.terms ELSE i.terms END,
+	document = CASE WHEN c.revised THEN c.document::json ELSE i.document END,
 	updated_at = c.updated_at, version = c.version
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::timestamptz[],
 	$7::timestamptz[], $8::int[], $9::text[], $10::text[], $11::bool[], $12::uuid[], $13::text[],
 	$14::text[], $15::text[], $16::text[], $17::text[], $18::bigint[], $19::bigint[], $20::bigint[],
-	$21::text[], $22::text[], $23::text[], $24::text[])
+	$21::text[], $22::text[], $23::text[], $24::text[], $25::text[])
 	AS c(id, status, number, issued_at, void_reason, voided_at, updated_at, version, issue_date, due_date,
 	revised, customer_id, customer_name, customer, currency, language, lines, subtotal_minor, tax_minor,
-	total_minor, external_reference, purchase_order_reference, notes, terms)
+	total_minor, external_reference, purchase_order_reference, notes, terms, document)
 WHERE i.id = c.id`
 
 // invoiceChange is what an invoice's later events set on its row.
@@ -64,6 +65,7 @@ type invoiceChange struct {
 // documents rendered as renderDocuments renders a draft's.
 type revisedContent struct {
 	customerID, customerName, customer, currency, language, lines string
+	document                                                      string
 	subtotal, tax, total                                          int64
 	externalRef, poRef, notes, terms                              *string
 }
@@ -135,12 +137,12 @@ func decodeRevised(ev events.RecordedEvent) (string, func(*invoiceChange), error
 		return "", nil, err
 	}
 	d := events.InvoiceDrafted{}.Revise(e)
-	customer, _, lines, err := renderDocuments(d)
+	docs, err := renderDocuments(d)
 	if err != nil {
 		return "", nil, err
 	}
-	content := revisedContent{customerID: d.CustomerID, customerName: d.CustomerName, customer: string(customer),
-		currency: d.Currency, language: d.Language, lines: string(lines),
+	content := revisedContent{customerID: d.CustomerID, customerName: d.CustomerName, customer: string(docs.customer),
+		currency: d.Currency, language: d.Language, lines: string(docs.lines), document: string(docs.document),
 		subtotal: d.SubtotalMinor, tax: d.TaxMinor, total: d.TotalMinor,
 		externalRef: nullable(d.ExternalReference), poRef: nullable(d.PurchaseOrderReference),
 		notes: nullable(d.Notes), terms: nullable(d.Terms)}
@@ -162,7 +164,7 @@ func (c *lifecycleChanges) queue(batch *pgx.Batch) {
 	}
 	batch.Queue(lifecycleSQL, c.ids, a.status, a.number, a.issuedAt, a.voidReason, a.voidedAt, a.updatedAt, a.version,
 		a.issueDate, a.dueDate, a.revised, a.customerID, a.customerName, a.customer, a.currency, a.language,
-		a.lines, a.subtotal, a.tax, a.total, a.externalRef, a.poRef, a.notes, a.terms)
+		a.lines, a.subtotal, a.tax, a.total, a.externalRef, a.poRef, a.notes, a.terms, a.document)
 }
 
 // changeArrays are lifecycleSQL's parameters, one slice per column. A
@@ -176,6 +178,7 @@ type changeArrays struct {
 	version                                                       []int32
 	revised                                                       []bool
 	customerID, customerName, customer, currency, language, lines []*string
+	document                                                      []*string
 	subtotal, tax, total                                          []int64
 	externalRef, poRef, notes, terms                              []*string
 }
@@ -194,6 +197,7 @@ func (a *changeArrays) add(ch invoiceChange) {
 	}
 	a.customerID, a.customerName, a.customer = append(a.customerID, text(k.customerID)), append(a.customerName, text(k.customerName)), append(a.customer, text(k.customer))
 	a.currency, a.language, a.lines = append(a.currency, text(k.currency)), append(a.language, text(k.language)), append(a.lines, text(k.lines))
+	a.document = append(a.document, text(k.document))
 	a.subtotal, a.tax, a.total = append(a.subtotal, k.subtotal), append(a.tax, k.tax), append(a.total, k.total)
 	a.externalRef, a.poRef, a.notes, a.terms = append(a.externalRef, k.externalRef), append(a.poRef, k.poRef), append(a.notes, k.notes), append(a.terms, k.terms)
 }

@@ -23,10 +23,11 @@ func revisionOf(d events.InvoiceDrafted, at time.Time) events.InvoiceRevised {
 		Customer: events.CustomerSnapshot{ID: customerID, Name: "Initech AG", Address: testAddress,
 			Identifiers: []events.Identifier{}, SchemaVersion: events.SnapshotSchemaVersion},
 		Currency: "CHF", Language: "fr", IssueDate: "2026-04-01", DueDate: "2026-04-15", PaymentTermsDays: &terms,
-		Lines: []events.InvoiceLine{{Position: 1, Description: "Audit", Quantity: "3", UnitAmountMinor: 5,
-			TaxRateBps: 800, NetAmountMinor: 23, TaxAmountMinor: 29, TotalAmountMinor: 31}},
+		Lines: []events.InvoiceLine{{Position: 1, Description: "Audit", Quantity: "3", UnitCode: "C62", UnitAmountMinor: 5,
+			TaxRateBps: 800, TaxCategory: "S", NetAmountMinor: 23, TaxAmountMinor: 29, TotalAmountMinor: 31}},
 		SubtotalMinor: 37, TaxMinor: 41, TotalMinor: 43,
-		RevisedAt: at, Changed: []string{"currency", "customer_id", "issue_date", "language", "lines"},
+		TaxBreakdown: []events.TaxBreakdown{{TaxCategory: "S", TaxRateBps: 800, TaxableAmountMinor: 47, TaxAmountMinor: 53}},
+		RevisedAt:    at, Changed: []string{"currency", "customer_id", "issue_date", "language", "lines"},
 	}
 }
 
@@ -53,7 +54,7 @@ func TestInvoiceRevisedAndIssuedWithDatesOverwriteTheRow(t *testing.T) {
 		Language: "fr", IssueDate: "2026-05-02", Status: "issued", DueDate: some("2026-05-16"),
 		Number: some("INV-000001"), IssuedAt: &issuedAt,
 		SubtotalMinor: 37, TaxMinor: 41, TotalMinor: 43,
-		CreatedAt: created, UpdatedAt: issuedAt, Version: 3,
+		CreatedAt: created, UpdatedAt: issuedAt, Version: 3, Document: documentMembers(t, revData),
 	}
 	got := readInvoice(t, e.pool, d.InvoiceID)
 	if got.IssuedAt != nil {

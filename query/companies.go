@@ -26,10 +26,14 @@ type Company struct {
 	ExternalReference       string
 	Identifiers             json.RawMessage
 	InvoiceNumberPrefix     string
-	ArchivedAt              *time.Time
-	CreatedAt               time.Time
-	UpdatedAt               time.Time
-	Version                 int
+	// BankAccount and ElectronicAddress are JSON as the API renders them
+	// (events.BankAccount, events.ElectronicAddress), nil when absent.
+	BankAccount       json.RawMessage
+	ElectronicAddress json.RawMessage
+	ArchivedAt        *time.Time
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	Version           int
 }
 
 // CompanyFilter narrows a company list; empty fields do not filter.
@@ -41,7 +45,8 @@ type CompanyFilter struct {
 
 const companyColumns = `position_hi, position_lo, id::text, legal_name, coalesce(trading_name, ''), address,
 	default_currency, default_language, default_payment_terms_days, coalesce(email, ''),
-	coalesce(external_reference, ''), identifiers, invoice_number_prefix, archived_at, created_at, updated_at, version`
+	coalesce(external_reference, ''), identifiers, invoice_number_prefix, archived_at, created_at, updated_at, version,
+	bank_account, electronic_address`
 
 // Company returns the account's company, archived or not, or events.ErrNotFound.
 func (s *Store) Company(ctx context.Context, accountID, id string) (Company, error) {
@@ -123,7 +128,8 @@ func scanCompanies(rows pgx.Rows, capacity int) ([]Company, []rowKey, error) {
 		// json.Unmarshal'ed into).
 		err := rows.Scan(&k.hi, &k.lo, &c.ID, &c.LegalName, &c.TradingName, (*[]byte)(&c.Address), &c.DefaultCurrency,
 			&c.DefaultLanguage, &c.DefaultPaymentTermsDays, &c.Email, &c.ExternalReference,
-			(*[]byte)(&c.Identifiers), &c.InvoiceNumberPrefix, &c.ArchivedAt, &c.CreatedAt, &c.UpdatedAt, &c.Version)
+			(*[]byte)(&c.Identifiers), &c.InvoiceNumberPrefix, &c.ArchivedAt, &c.CreatedAt, &c.UpdatedAt, &c.Version,
+			(*[]byte)(&c.BankAccount), (*[]byte)(&c.ElectronicAddress))
 		if err != nil {
 			return nil, nil, fmt.Errorf("scan company: %w", err)
 		}

@@ -21,6 +21,8 @@ type Customer struct {
 	Email             string
 	ExternalReference string
 	Identifiers       json.RawMessage
+	// ElectronicAddress is JSON as the API renders it, nil when absent.
+	ElectronicAddress json.RawMessage
 	ArchivedAt        *time.Time
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
@@ -35,7 +37,7 @@ type CustomerFilter struct {
 }
 
 const customerColumns = `position_hi, position_lo, id::text, company_id::text, name, address, coalesce(email, ''),
-	coalesce(external_reference, ''), identifiers, archived_at, created_at, updated_at, version`
+	coalesce(external_reference, ''), identifiers, archived_at, created_at, updated_at, version, electronic_address`
 
 // Customer returns a customer only when it belongs to both the account and
 // the company, archived or not; otherwise events.ErrNotFound.
@@ -97,7 +99,8 @@ func scanCustomers(rows pgx.Rows, capacity int) ([]Customer, []rowKey, error) {
 			k rowKey
 		)
 		err := rows.Scan(&k.hi, &k.lo, &c.ID, &c.CompanyID, &c.Name, (*[]byte)(&c.Address), &c.Email, &c.ExternalReference,
-			(*[]byte)(&c.Identifiers), &c.ArchivedAt, &c.CreatedAt, &c.UpdatedAt, &c.Version)
+			(*[]byte)(&c.Identifiers), &c.ArchivedAt, &c.CreatedAt, &c.UpdatedAt, &c.Version,
+			(*[]byte)(&c.ElectronicAddress))
 		if err != nil {
 			return nil, nil, fmt.Errorf("scan customer: %w", err)
 		}

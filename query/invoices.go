@@ -39,6 +39,9 @@ type Invoice struct {
 	Language                             string
 	Lines                                json.RawMessage
 	PurchaseOrderReference, Notes, Terms string
+	// Document is the JSON of events.InvoiceDocumentFields as the API
+	// renders them: the document terms and the VAT breakdown.
+	Document json.RawMessage
 }
 
 // InvoiceFilter narrows an invoice list; empty fields do not filter.
@@ -93,6 +96,7 @@ var invoiceFields = append(fullForm(summaryFields),
 	column[Invoice]{"coalesce(purchase_order_reference, '')", text, func(i *Invoice, _ *rowKey) any { return &i.PurchaseOrderReference }},
 	column[Invoice]{"coalesce(notes, '')", text, func(i *Invoice, _ *rowKey) any { return &i.Notes }},
 	column[Invoice]{"coalesce(terms, '')", text, func(i *Invoice, _ *rowKey) any { return &i.Terms }},
+	column[Invoice]{"document", jsonText, func(i *Invoice, _ *rowKey) any { return (*[]byte)(&i.Document) }},
 )
 
 // fullForm reads the summary's columns into an Invoice's summary.

@@ -84,11 +84,11 @@ func loadPlanData(t *testing.T, f *fixture) {
 		planCustomers/2, planBig, planCustomers*3/4, planIssued, planCompanies-2), addr, ids)
 	f.exec(fmt.Sprintf(`INSERT INTO invoices (position_hi, position_lo, id, company_id, account_id, customer_id, stream_name,
 			customer_name, customer, issuer, currency, language, issue_date, status, lines,
-			subtotal_minor, tax_minor, total_minor, external_reference, created_at, updated_at, version)
+			subtotal_minor, tax_minor, total_minor, external_reference, created_at, updated_at, version, document)
 		SELECT i / 100, i, %s, %s, CASE WHEN c <= 1000 THEN 'acme' ELSE 'account-' || c END, %s, 'invoice-' || i,
 			'Cu', $1, $2, 'EUR', 'de', '2026-01-02',
 			CASE WHEN c = %d THEN 'issued' WHEN i %% 100 < 95 THEN 'draft' WHEN i %% 100 < 99 THEN 'issued' ELSE 'void' END,
-			$3, 1502, 285, 1787, CASE WHEN i %% 100 = 42 THEN 'ref-' || i END, now(), now(), 1
+			$3, 1502, 285, 1787, CASE WHEN i %% 100 = 42 THEN 'ref-' || i END, now(), now(), 1, '{"tax_breakdown":[]}' 
 		FROM generate_series(1, %d) AS i,
 			LATERAL (SELECT CASE WHEN i %% 10 < 7 THEN %d WHEN i %% 10 < 9 THEN %d ELSE 3 + i %% %d END AS c) AS company,
 			LATERAL (SELECT CASE WHEN c = %d AND i %% 2 = 0 THEN 1 WHEN c = %d THEN 1 + i %% %d

@@ -66,6 +66,8 @@ var errorTable = []errorRow{
 	{is(errRouteNotFound), http.StatusNotFound, "not_found", "The resource does not exist."},
 	{is(errMethodNotAllowed), http.StatusMethodNotAllowed, "method_not_allowed", "The method is not allowed on this resource."},
 	{is(errRequestTimeout), http.StatusRequestTimeout, "request_timeout", "The request body was not received in time."},
+	{as[*documentIncompleteError], http.StatusUnprocessableEntity, "document_incomplete", "The invoice's data cannot make a valid EN 16931 document; each detail names a rule and the field to fix."},
+	{is(errNotAcceptable), http.StatusNotAcceptable, "not_acceptable", "The Accept header excludes the media type this resource is served as."},
 	{is(command.ErrInvalidState), http.StatusConflict, "invalid_state", "The resource's state does not allow this operation."},
 	{is(command.ErrPreconditionFailed), http.StatusPreconditionFailed, "precondition_failed", "The resource has changed since the version If-Match names; read it again."},
 	{is(command.ErrIdempotencyKeyReused), http.StatusConflict, "idempotency_key_reused", "The idempotency key was already used with a different request."},
@@ -138,7 +140,10 @@ func details(err error) []detailJSON {
 	var verr *command.ValidationError
 	var merr *command.MalformedBodyError
 	var serr *command.StateError
+	var derr *documentIncompleteError
 	switch {
+	case errors.As(err, &derr):
+		out = derr.details()
 	case errors.As(err, &serr):
 		out = violationDetails(serr.Violations)
 	case errors.As(err, &verr):

@@ -38,11 +38,18 @@ func (s *server) getInvoice(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if !acceptable(r.Header.Values("Accept"), "application/json") {
+		return errNotAcceptable
+	}
 	inv, err := s.Queries.Invoice(r.Context(), principal(r).AccountID, companyID, invoiceID)
 	if err != nil {
 		return err
 	}
-	writeResource(w, r, etag(inv.ID, inv.Version), invoiceFromQuery(inv))
+	out, err := invoiceFromQuery(inv)
+	if err != nil {
+		return err
+	}
+	writeResource(w, r, etag(inv.ID, inv.Version), out)
 	return nil
 }
 

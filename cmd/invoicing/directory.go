@@ -32,6 +32,9 @@ func (d directory) Company(ctx context.Context, accountID, companyID string) (co
 	if err := decodeValues(c.Address, &r.Address, c.Identifiers, &r.Identifiers); err != nil {
 		return command.CompanyRecord{}, fmt.Errorf("company %s: %w", c.ID, err)
 	}
+	if err := errors.Join(decodeOptional(c.BankAccount, &r.BankAccount), decodeOptional(c.ElectronicAddress, &r.ElectronicAddress)); err != nil {
+		return command.CompanyRecord{}, fmt.Errorf("company %s: %w", c.ID, err)
+	}
 	return r, nil
 }
 
@@ -56,6 +59,9 @@ func (d directory) Customer(ctx context.Context, accountID, companyID, customerI
 	if err := decodeValues(c.Address, &r.Address, c.Identifiers, &r.Identifiers); err != nil {
 		return command.CustomerRecord{}, fmt.Errorf("customer %s: %w", c.ID, err)
 	}
+	if err := decodeOptional(c.ElectronicAddress, &r.ElectronicAddress); err != nil {
+		return command.CustomerRecord{}, fmt.Errorf("customer %s: %w", c.ID, err)
+	}
 	return r, nil
 }
 
@@ -63,4 +69,14 @@ func (d directory) Customer(ctx context.Context, accountID, companyID, customerI
 // keep as JSON, for the snapshots of a new invoice.
 func decodeValues(address json.RawMessage, a *events.Address, identifiers json.RawMessage, ids *[]events.Identifier) error {
 	return errors.Join(json.Unmarshal(address, a), json.Unmarshal(identifiers, ids))
+}
+
+// decodeOptional decodes an optional value the read models keep as JSON
+// (NULL: absent, *into stays nil).
+func decodeOptional[T any](raw json.RawMessage, into **T) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	*into = new(T)
+	return json.Unmarshal(raw, *into)
 }

@@ -1,4 +1,4 @@
--- Read model of companies, version 4. Unqualified names: the statements run
+-- Read model of companies, version 5. Unqualified names: the statements run
 -- with search_path set to the schema being built (public for a new database,
 -- a shadow schema during a rebuild).
 -- 2: invoice_number_prefix.
@@ -8,6 +8,8 @@
 --    leads with position_lo.
 -- 4: updates and archiving (CompanyUpdated, CompanyArchived,
 --    CompanyUnarchived) change rows; the archived lists' indexes.
+-- 5: bank_account and electronic_address (issue 22), json as the API
+--    renders them, NULL when absent.
 --
 -- (position_hi, position_lo) is the creating event's global position, the
 -- key of every keyset page. The projector applies events in that order, one
@@ -29,6 +31,8 @@ CREATE TABLE companies (
 	external_reference         text,
 	identifiers                json        NOT NULL,
 	invoice_number_prefix      text        NOT NULL,
+	bank_account               json,
+	electronic_address         json,
 	archived_at                timestamptz,
 	created_at                 timestamptz NOT NULL,
 	updated_at                 timestamptz NOT NULL,

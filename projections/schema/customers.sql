@@ -1,10 +1,12 @@
--- Read model of customers, version 3 (unqualified names; see companies.sql).
+-- Read model of customers, version 4 (unqualified names; see companies.sql).
 -- 2: address and identifiers are json holding the API's rendering, read
 --    back as stored (see invoices.sql); each list index is partial on a
 --    condition that only its list states; the position's unique index
 --    leads with position_lo.
 -- 3: updates and archiving (CustomerUpdated, CustomerArchived,
 --    CustomerUnarchived) change rows; the archived lists' indexes.
+-- 4: electronic_address (issue 22), json as the API renders it, NULL
+--    when absent.
 CREATE TABLE customers (
 	position_hi        bigint      NOT NULL,
 	position_lo        bigint      NOT NULL,
@@ -17,6 +19,7 @@ CREATE TABLE customers (
 	email              text,
 	external_reference text,
 	identifiers        json        NOT NULL,
+	electronic_address json,
 	archived_at        timestamptz,
 	created_at         timestamptz NOT NULL,
 	updated_at         timestamptz NOT NULL,
