@@ -63,8 +63,9 @@ func (s *service) mustWrite(t *testing.T, path, tok string, res response) map[st
 	return rec
 }
 
-// mustReplay sends req again and expects the first answer: its status and
-// body, marked Idempotent-Replayed.
+// mustReplay sends req again and expects the first answer: its status,
+// body and ETag (a write's replay names the version it answers), marked
+// Idempotent-Replayed.
 func (s *service) mustReplay(t *testing.T, req request, first response) {
 	t.Helper()
 	again := s.do(t, req)
@@ -73,6 +74,9 @@ func (s *service) mustReplay(t *testing.T, req request, first response) {
 	}
 	if again.header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("a replay lacks Idempotent-Replayed: true: %v", again.header)
+	}
+	if again.header.Get("ETag") != first.header.Get("ETag") {
+		t.Errorf("a replay's ETag %q, the first answer's %q", again.header.Get("ETag"), first.header.Get("ETag"))
 	}
 }
 

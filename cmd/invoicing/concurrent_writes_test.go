@@ -142,6 +142,44 @@ func TestIfMatchOnRecords(t *testing.T) {
 	}
 }
 
+// TestConcurrentRevisionsLoseNoUpdate: revisions of one draft sent at
+// once, half through each of two instances, without If-Match, each of
+// another field: every one lands (each decided again on the draft another
+// left), none is lost.
+func TestConcurrentRevisionsLoseNoUpdate(t *testing.T) {
+	a := newService(t)
+	b := newService(t, func(c *config) { c.DatabaseURL = a.dbURL })
+	bill := newBilling(t, a, "revise-concurrent", prefixedCompany)
+	other := a.createCustomer(t, bill.tok, bill.companyID, "revise-concurrent-other", fullCustomer)["id"].(string)
+	path := bill.path("/" + bill.create(t, "revise-concurrent-draft", bill.invoiceBody(t, nil))["id"].(string))
+	revisions := []struct {
+		field string
+		value any
+	}{
+		{"notes", "N"}, {"terms", "T"}, {"external_reference", "ref-c"}, {"purchase_order_reference", "PO-c"},
+		{"currency", "USD"}, {"language", "fr"}, {"due_date", "2025-12-31"}, {"customer_id", other},
+	}
+	statuses := sendAtOnce(t, len(revisions), func(i int) response {
+		via := [2]*service{a, b}[i%2]
+		r := revisions[i]
+		return via.patch(t, path, bill.tok, fmt.Sprint("revise-concurrent-", i), mustJSON(t, map[string]any{r.field: r.value}), nil)
+	})
+	for i, st := range statuses {
+		if st != http.StatusOK {
+			t.Errorf("revision of %s answered %d", revisions[i].field, st)
+		}
+	}
+	got := a.get(t, path, bill.tok).object(t)
+	for _, r := range revisions {
+		if got[r.field] != r.value {
+			t.Errorf("%s = %v, want %v (a lost update)", r.field, got[r.field], r.value)
+		}
+	}
+	if got["version"] != float64(len(revisions)+1) {
+		t.Errorf("version %v, want %d", got["version"], len(revisions)+1)
+	}
+}
+
 // sendAtOnce runs n requests at the same moment and returns their statuses.
 func sendAtOnce(t *testing.T, n int, send func(i int) response) []int {
 	t.Helper()

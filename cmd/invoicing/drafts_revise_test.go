@@ -112,18 +112,25 @@ func TestReviseDraftFieldFamilies(t *testing.T) {
 	if streams, n := s.streamsOf(t, "Invoice", "invoice_id", id); streams != 1 || n != 1+len(steps) {
 		t.Errorf("the draft's events: %d in %d streams; want %d in its one stream", n, streams, 1+len(steps))
 	}
-	// The revised draft issues as it reads, and a rebuild folds the same.
+	// A step's key with another patch is refused.
+	mustFail(t, s.patch(t, b.path("/"+id), b.tok, "revise-00", `{"notes":"other"}`, nil), http.StatusConflict, "idempotency_key_reused")
+	// The revised draft issues as it reads, and a rebuild folds the same
+	// invoice and list.
 	issued := b.mustChange(t, b.issue(t, id, "revise-issue"))
 	for _, f := range []string{"lines", "customer", "issuer", "issue_date", "due_date", "total_minor", "currency"} {
 		if mustJSON(t, issued[f]) != mustJSON(t, final[f]) {
 			t.Errorf("issued %s = %v, the revised draft's %v", f, issued[f], final[f])
 		}
 	}
+	list := s.listed(t, b.path(""), b.tok, nil)
 	if out, err := runCommand(t, s, "projections", "rebuild", "invoices"); err != nil {
 		t.Fatalf("rebuild: %v\n%s", err, out)
 	}
 	if got := s.get(t, b.path("/"+id), b.tok).object(t); mustJSON(t, got) != mustJSON(t, issued) {
 		t.Errorf("after a rebuild the invoice reads\n%v\nwant\n%v", got, issued)
+	}
+	if got := s.listed(t, b.path(""), b.tok, nil); mustJSON(t, got) != mustJSON(t, list) {
+		t.Errorf("after a rebuild the list reads\n%v\nwant\n%v", got, list)
 	}
 	if out, err := runCommand(t, s, "audit", "verify"); err != nil {
 		t.Fatalf("audit verify after revisions: %v\n%s", err, out)
@@ -166,6 +173,9 @@ func TestReviseDraftRefusesBadPatchesWithTheirPath(t *testing.T) {
 	}, readOnlyPatches("company_id", "status", "number", "issued_at", "voided_at", "void_reason",
 		"subtotal_minor", "tax_minor", "total_minor", "customer", "issuer", "customer_name")...)
 	s.mustRefusePatches(t, b.path("/"+id), b.tok, "revise-bad", bad)
+	mustFail(t, s.patch(t, b.path("/"+id), b.tok, "revise-bad-array", `[]`, nil), http.StatusBadRequest, "malformed_request")
+	mustFail(t, s.do(t, request{method: http.MethodPatch, path: b.path("/" + id), token: b.tok, key: "revise-bad-text",
+		body: `{"notes":"x"}`, contentType: "text/plain"}), http.StatusUnsupportedMediaType, "unsupported_media_type")
 	if n := s.eventCount(t, "InvoiceRevised", "invoice_id", id); n != 0 {
 		t.Errorf("%d InvoiceRevised events after refused patches, want 0", n)
 	}
@@ -191,11 +201,15 @@ func TestOnlyDraftsCanBeRevised(t *testing.T) {
 }
 
 // TestARevisionRacingAnIssueLandsBeforeOrGets409: sent at once, a revision
-// either lands before the issue (the issued invoice shows it) or is 409.
+// either lands before the issue (the issue's answer and the issued invoice
+// show it) or is 409; either way the issue takes the next number, without
+// a gap (a revision lapsing the issue's reservation must not cost one).
 func TestARevisionRacingAnIssueLandsBeforeOrGets409(t *testing.T) {
 	s := newService(t)
-	b := newBilling(t, s, "revise-race", minimalCompany)
-	for i := range 8 {
+	b := newBilling(t, s, "revise-race", prefixedCompany)
+	landed := 0
+	const rounds = 24
+	for i := range rounds {
 		id := b.create(t, fmt.Sprint("revise-race-", i), b.invoiceBody(t, nil))["id"].(string)
 		var revised, issued response
 		var wg sync.WaitGroup
@@ -210,8 +224,10 @@ func TestARevisionRacingAnIssueLandsBeforeOrGets409(t *testing.T) {
 		final := b.s.get(t, b.path("/"+id), b.tok).object(t)
 		switch revised.status {
 		case http.StatusOK:
-			if final["notes"] != "revised" || final["version"] != 3.0 {
-				t.Errorf("race %d: the revision answered 200 but the issued invoice reads notes %v version %v", i, final["notes"], final["version"])
+			landed++
+			if final["notes"] != "revised" || final["version"] != 3.0 || issued.object(t)["notes"] != "revised" {
+				t.Errorf("race %d: the revision answered 200 but the issued invoice reads notes %v version %v (the issue answered %s)",
+					i, final["notes"], final["version"], issued.body)
 			}
 		case http.StatusConflict:
 			mustFail(t, revised, http.StatusConflict, "invalid_state")
@@ -221,7 +237,11 @@ func TestARevisionRacingAnIssueLandsBeforeOrGets409(t *testing.T) {
 		default:
 			t.Errorf("race %d: the revision answered %d %s", i, revised.status, revised.body)
 		}
+		if final["status"] != "issued" || final["number"] != fmt.Sprintf("INV-%06d", i+1) {
+			t.Errorf("race %d: status %v number %v, want issued INV-%06d", i, final["status"], final["number"], i+1)
+		}
 	}
+	t.Logf("%d of %d revisions landed before the issue", landed, rounds)
 }
 
 func TestIssueWithAnIssueDate(t *testing.T) {
@@ -242,6 +262,7 @@ func TestIssueWithAnIssueDate(t *testing.T) {
 		{"a due date sent before the new issue date", map[string]any{"due_date": "2025-02-01"}, `{"issue_date":"2025-03-01"}`, "", "", "issue_date"},
 		{"not a date", nil, `{"issue_date":"2025-02-30"}`, "", "", "issue_date"},
 		{"year 10000", nil, `{"issue_date":"10000-01-01"}`, "", "", "issue_date"},
+		{"year 0", nil, `{"issue_date":"0000-01-01"}`, "", "", "issue_date"},
 		{"a due date from the terms past 9999-12-31", nil, `{"issue_date":"9999-12-15"}`, "", "", "issue_date"},
 		{"not a string", nil, `{"issue_date":20261126}`, "", "", "issue_date"},
 		{"null is the drafted date, as an omitted field", nil, `{"issue_date":null}`, "2025-01-15", "2025-02-14", ""},

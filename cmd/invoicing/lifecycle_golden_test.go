@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/invoicing/invoicing/events"
@@ -22,8 +20,8 @@ func TestLifecycleBodiesAndEventsMatchTheirGoldenFiles(t *testing.T) {
 	b := newBilling(t, s, "golden", prefixedCompany)
 	id := b.create(t, "draft-key-golden-1", b.invoiceBody(t, nil))["id"].(string)
 
-	revised := b.revise(t, id, "golden-revise", `{"notes":"Thank you","issue_date":"2025-01-20"}`)
-	b.mustRevise(t, revised)
+	revised := s.patch(t, b.path("/"+id), b.tok, "revise-golden-revise", `{"notes":"Thank you","issue_date":"2025-01-20"}`, nil)
+	s.mustWrite(t, b.path("/"+id), b.tok, revised)
 	assertGolden(t, "invoice_revised", revised.body)
 	issued := b.issueOn(t, id, "golden-issue", "2025-02-01")
 	b.mustChange(t, issued)
@@ -35,25 +33,19 @@ func TestLifecycleBodiesAndEventsMatchTheirGoldenFiles(t *testing.T) {
 	// The company's and the customer's changes (issue 21).
 	companyPath := "/v1/companies/" + b.companyID
 	customerPath := companyPath + "/customers/" + b.customerID
-	updated := s.recordWrite(t, http.MethodPatch, companyPath, b.tok, "golden-company-update",
+	updated := s.patch(t, companyPath, b.tok, "golden-company-update",
 		`{"trading_name":"Acme","address":{"line_2":"Hinterhaus"},"default_payment_terms_days":14}`, nil)
-	s.mustRecordWrite(t, updated, companyPath, b.tok)
+	s.mustWrite(t, companyPath, b.tok, updated)
 	assertGolden(t, "company_updated", updated.body)
-	for _, step := range []struct{ path, key, body string }{
-		{customerPath, "golden-customer-update", `{"email":"billing@globex.example","identifiers":[{"scheme":"vat","value":"US1"}]}`},
-		{customerPath + "/archive", "golden-customer-archive", ""},
-		{customerPath + "/unarchive", "golden-customer-unarchive", ""},
-		{companyPath + "/archive", "golden-company-archive", ""},
-		{companyPath + "/unarchive", "golden-company-unarchive", ""},
+	s.mustWrite(t, customerPath, b.tok, s.patch(t, customerPath, b.tok, "golden-customer-update",
+		`{"email":"billing@globex.example","identifiers":[{"scheme":"vat","value":"US1"}]}`, nil))
+	for _, step := range []struct{ path, verb, key string }{
+		{customerPath, "archive", "golden-customer-archive"},
+		{customerPath, "unarchive", "golden-customer-unarchive"},
+		{companyPath, "archive", "golden-company-archive"},
+		{companyPath, "unarchive", "golden-company-unarchive"},
 	} {
-		method, record := http.MethodPost, companyPath
-		if step.body != "" {
-			method = http.MethodPatch
-		}
-		if strings.HasPrefix(step.path, customerPath) {
-			record = customerPath
-		}
-		s.mustRecordWrite(t, s.recordWrite(t, method, step.path, b.tok, step.key, step.body, nil), record, b.tok)
+		s.mustWrite(t, step.path, b.tok, s.action(t, step.path, step.verb, b.tok, step.key, "", nil))
 	}
 
 	type storedEvent struct {

@@ -44,20 +44,29 @@ func TestCreatesReplayTheirFirstAnswerAfterChanges(t *testing.T) {
 }
 
 // TestTheNextIssueNumbersWithThePrefixOfNow: the sequence goes on, under
-// the company's invoice_number_prefix as it is when the invoice is issued;
-// numbers already given stay.
+// the company's invoice_number_prefix as it is when the invoice is issued,
+// through the instance that took the patch and through another that had
+// issued under the old prefix (its directory must not serve it); numbers
+// already given stay.
 func TestTheNextIssueNumbersWithThePrefixOfNow(t *testing.T) {
 	s := newService(t)
+	other := newService(t, func(c *config) { c.DatabaseURL = s.dbURL })
 	b := newBilling(t, s, "prefix-change", prefixedCompany)
+	onOther := b
+	onOther.s = other
 	first := b.create(t, "prefix-change-1", b.invoiceBody(t, nil))["id"].(string)
 	second := b.create(t, "prefix-change-2", b.invoiceBody(t, nil))["id"].(string)
-	if got := b.mustChange(t, b.issue(t, first, "prefix-issue-1"))["number"]; got != "INV-000001" {
+	third := b.create(t, "prefix-change-3", b.invoiceBody(t, nil))["id"].(string)
+	if got := onOther.mustChange(t, onOther.issue(t, first, "prefix-issue-1"))["number"]; got != "INV-000001" {
 		t.Fatalf("first number %v", got)
 	}
 	company := "/v1/companies/" + b.companyID
 	s.mustWrite(t, company, b.tok, s.patch(t, company, b.tok, "prefix-change-patch", `{"invoice_number_prefix":"RE/2026-"}`, nil))
-	if got := b.mustChange(t, b.issue(t, second, "prefix-issue-2"))["number"]; got != "RE/2026-000002" {
-		t.Errorf("second number %v, want RE/2026-000002", got)
+	if got := onOther.mustChange(t, onOther.issue(t, second, "prefix-issue-2"))["number"]; got != "RE/2026-000002" {
+		t.Errorf("second number, through the other instance, %v, want RE/2026-000002", got)
+	}
+	if got := b.mustChange(t, b.issue(t, third, "prefix-issue-3"))["number"]; got != "RE/2026-000003" {
+		t.Errorf("third number %v, want RE/2026-000003", got)
 	}
 	if got := s.get(t, b.path("/"+first), b.tok).object(t)["number"]; got != "INV-000001" {
 		t.Errorf("the first invoice's number became %v", got)

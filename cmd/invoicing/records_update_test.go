@@ -186,6 +186,25 @@ func (s *service) mustRefusePatches(t *testing.T, path, tok, keyPrefix string, b
 	}
 }
 
+// faultyPatch is a patch wrong in several ways, refused with 422
+// validation_failed at exactly paths.
+type faultyPatch struct {
+	patch string
+	paths []string
+}
+
+// mustRefuseNamingEvery sends each faulty patch to path and expects 422
+// validation_failed naming exactly its paths: every violation at once
+// (docs/decisions.md: the body's unknown and read-only fields first, and
+// alone; then the patched record's violations).
+func (s *service) mustRefuseNamingEvery(t *testing.T, path, tok, keyPrefix string, faulty []faultyPatch) {
+	t.Helper()
+	for i, fp := range faulty {
+		res := s.patch(t, path, tok, fmt.Sprintf("%s-%03d", keyPrefix, i), fp.patch, nil)
+		mustFail(t, res, http.StatusUnprocessableEntity, "validation_failed", fp.paths...)
+	}
+}
+
 func TestPatchCompanyRefusesBadPatchesWithTheirPath(t *testing.T) {
 	s := newService(t)
 	tok := token(t, "acme")
@@ -212,6 +231,11 @@ func TestPatchCompanyRefusesBadPatchesWithTheirPath(t *testing.T) {
 		{"NUL in an identifier", `{"identifiers":[{"scheme":"vat","value":"a\u0000b"}]}`, "identifiers[0].value"},
 	}, readOnlyPatches()...)
 	s.mustRefusePatches(t, "/v1/companies/"+companyID, tok, "bad-patch-company", bad)
+	s.mustRefuseNamingEvery(t, "/v1/companies/"+companyID, tok, "bad-patch-company-faults", []faultyPatch{
+		{`{"address":{"country_code":"de","city":null}}`, []string{"address.city", "address.country_code"}},
+		{`{"default_payment_terms_days":366,"invoice_number_prefix":"A B"}`, []string{"default_payment_terms_days", "invoice_number_prefix"}},
+		{`{"colour":"red","id":"x","version":3,"archived_at":null}`, []string{"archived_at", "colour", "id", "version"}},
+	})
 	if n := s.eventCount(t, "CompanyUpdated", "company_id", companyID); n != 0 {
 		t.Errorf("%d CompanyUpdated events after refused patches, want 0", n)
 	}
@@ -235,8 +259,14 @@ func TestPatchCustomerRefusesBadPatchesWithTheirPath(t *testing.T) {
 		{"21 identifiers", mustJSONAny(map[string]any{"identifiers": identifiersN(21)}), "identifiers"},
 		{"NUL in name", `{"name":"a\u0000b"}`, "name"},
 		{"NUL in address.city", `{"address":{"city":"a\u0000b"}}`, "address.city"},
+		{"a control character in address.line_1", `{"address":{"line_1":"x\u0007"}}`, "address.line_1"},
 	}, readOnlyPatches("company_id")...)
-	s.mustRefusePatches(t, "/v1/companies/"+companyID+"/customers/"+customerID, tok, "bad-patch-customer", bad)
+	customerPath := "/v1/companies/" + companyID + "/customers/" + customerID
+	s.mustRefusePatches(t, customerPath, tok, "bad-patch-customer", bad)
+	s.mustRefuseNamingEvery(t, customerPath, tok, "bad-patch-customer-faults", []faultyPatch{
+		{`{"name":null,"company_id":"x"}`, []string{"company_id"}}, // a read-only field first, alone
+		{`{"identifiers":[{"scheme":"VAT"}]}`, []string{"identifiers[0].scheme", "identifiers[0].value"}},
+	})
 	if n := s.eventCount(t, "CustomerUpdated", "customer_id", customerID); n != 0 {
 		t.Errorf("%d CustomerUpdated events after refused patches, want 0", n)
 	}
@@ -251,7 +281,7 @@ func TestPatchRequestRules(t *testing.T) {
 	company := s.createCompany(t, tok, "patch-rules-company", fullCompany)
 	path := "/v1/companies/" + company["id"].(string)
 	t.Run("media types", func(t *testing.T) {
-		for i, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "application/jsonx"} {
+		for i, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "application/jsonx", "application/json-patch+json"} {
 			res := s.do(t, request{method: http.MethodPatch, path: path, token: tok, key: fmt.Sprint("patch-media-", i), body: `{}`, contentType: ct})
 			mustFail(t, res, http.StatusUnsupportedMediaType, "unsupported_media_type")
 		}

@@ -122,3 +122,43 @@ func TestSnapshotsStayFrozenThroughUpdatesRebuildsAndReplays(t *testing.T) {
 		t.Fatalf("audit verify: %v\n%s", err, out)
 	}
 }
+
+// TestRevisionsKeepSnapshotsFrozenUnlessTheCustomerChanges: a draft made
+// before its company and customer were updated keeps both snapshots
+// through a revision that leaves customer_id alone; moving it to another
+// customer and back takes that customer as it is now; the issuer never
+// changes, and the draft issues with the snapshots it holds.
+func TestRevisionsKeepSnapshotsFrozenUnlessTheCustomerChanges(t *testing.T) {
+	s := newService(t)
+	b := newBilling(t, s, "revise-frozen", prefixedCompany)
+	other := s.createCustomer(t, b.tok, b.companyID, "revise-frozen-other", fullCustomer)["id"].(string)
+	draft := b.create(t, "revise-frozen-draft", b.invoiceBody(t, nil))
+	path := b.path("/" + draft["id"].(string))
+	company := "/v1/companies/" + b.companyID
+	customer := company + "/customers/" + b.customerID
+	s.mustWrite(t, customer, b.tok, s.patch(t, customer, b.tok, "revise-frozen-customer", `{"name":"Globex Renamed"}`, nil))
+	s.mustWrite(t, company, b.tok, s.patch(t, company, b.tok, "revise-frozen-company", `{"legal_name":"Acme Renamed GmbH"}`, nil))
+	revise := func(key, patch string) map[string]any {
+		t.Helper()
+		return s.mustWrite(t, path, b.tok, s.patch(t, path, b.tok, key, patch, nil))
+	}
+
+	kept := revise("revise-frozen-1", `{"notes":"still Globex Corp"}`)
+	for _, f := range []string{"customer", "customer_name", "issuer"} {
+		if mustJSON(t, kept[f]) != mustJSON(t, draft[f]) {
+			t.Errorf("%s after a revision = %v, want the drafted %v", f, kept[f], draft[f])
+		}
+	}
+	revise("revise-frozen-2", `{"customer_id":"`+other+`"}`)
+	back := revise("revise-frozen-3", `{"customer_id":"`+b.customerID+`"}`)
+	if back["customer_name"] != "Globex Renamed" || back["customer"].(map[string]any)["name"] != "Globex Renamed" ||
+		mustJSON(t, back["issuer"]) != mustJSON(t, draft["issuer"]) {
+		t.Errorf("back to the renamed customer: customer %v, issuer %v", back["customer"], back["issuer"])
+	}
+	issued := b.mustChange(t, b.issue(t, draft["id"].(string), "revise-frozen-issue"))
+	for _, f := range []string{"customer", "customer_name", "issuer"} {
+		if mustJSON(t, issued[f]) != mustJSON(t, back[f]) {
+			t.Errorf("issued %s = %v, the revised draft's %v", f, issued[f], back[f])
+		}
+	}
+}
