@@ -1,0 +1,652 @@
+package pdf
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/go-pdf/fpdf"
+
+	"github.com/invoicing/invoicing/einvoice"
+)
+
+// Page geometry, millimetres (A4 portrait).
+const (
+	fontFamily = "go"
+	pageW      = 210.0
+	pageH      = 297.0
+	marginX    = 18.0
+	marginTop  = 16.0
+	contentW   = pageW - 2*marginX
+	bottom     = pageH - 24 // content stops here; the footer lives below
+)
+
+type rgb struct{ r, g, b int }
+
+// The palette: near-black text, a muted grey for labels, one accent.
+var (
+	ink     = rgb{33, 37, 41}
+	muted   = rgb{108, 117, 125}
+	accent  = rgb{28, 63, 110}
+	rule    = rgb{206, 212, 218}
+	shade   = rgb{238, 242, 246}
+	redMark = rgb{176, 32, 32}
+)
+
+// layout draws one document onto a fresh fpdf document.
+type layout struct {
+	p *fpdf.Fpdf
+	d einvoice.Document
+	c *coverage
+	y float64 // where the next block starts on the current page
+}
+
+func (l *layout) draw() {
+	l.newPage()
+	l.header()
+	l.parties()
+	l.lineTable()
+	l.summary()
+	l.closing()
+	l.footers()
+}
+
+// newPage starts a page: the DRAFT or VOID stamp first, so that everything
+// drawn later lies on top of it; continuation pages repeat who and what.
+func (l *layout) newPage() {
+	l.p.AddPage()
+	l.stamp()
+	l.y = marginTop
+	if l.p.PageNo() > 1 {
+		l.font("B", 9, ink)
+		l.cell(marginX, l.y, contentW/2, 5, l.c.clean(l.d.Seller.Name), "L")
+		l.font("", 9, muted)
+		l.cell(marginX+contentW/2, l.y, contentW/2, 5, l.title()+" (continued)", "R")
+		l.y += 10
+	}
+}
+
+func (l *layout) stamp() {
+	word := l.stampWord()
+	if word == "" {
+		return
+	}
+	l.p.TransformBegin()
+	l.p.TransformRotate(35, pageW/2, pageH/2)
+	l.font("B", 110, rgb{242, 222, 222})
+	w := l.p.GetStringWidth(word)
+	l.p.Text(pageW/2-w/2, pageH/2+14, word)
+	l.p.TransformEnd()
+}
+
+func (l *layout) stampWord() string {
+	switch l.d.Status {
+	case einvoice.StatusDraft:
+		return "DRAFT"
+	case einvoice.StatusVoid:
+		return "VOID"
+	}
+	return ""
+}
+
+func (l *layout) title() string {
+	if l.d.Number == "" {
+		return "Draft invoice"
+	}
+	return "Invoice " + l.c.clean(l.d.Number)
+}
+
+// header: the seller on the left, the title and the invoice's facts on the
+// right.
+func (l *layout) header() {
+	top := l.y
+	s := l.d.Seller
+	l.font("B", 15, accent)
+	y := l.para(marginX, top, 100, 6.5, s.Name)
+	l.font("", 9, muted)
+	if s.TradingName != "" {
+		y = l.para(marginX, y, 100, 4.3, s.TradingName)
+	}
+	l.font("", 9, ink)
+	y = l.lines(marginX, y+1, 100, 4.3, addressLines(s.Address))
+	l.font("", 8.5, muted)
+	y = l.lines(marginX, y+1, 100, 4, partyIDs(s, true))
+
+	l.font("B", 22, ink)
+	l.cell(120, top-1, pageW-marginX-120, 9, "INVOICE", "R")
+	ry := top + 10
+	if w := l.stampWord(); w != "" {
+		l.font("B", 11, redMark)
+		l.cell(120, ry, pageW-marginX-120, 5.5, w, "R")
+		ry += 6.5
+	}
+	for _, f := range l.facts() {
+		l.font("", 8.5, muted)
+		l.cell(120, ry, 30, 4.8, f[0], "L")
+		l.font("B", 9, ink)
+		l.cell(150, ry, pageW-marginX-150, 4.8, f[1], "R")
+		ry += 4.8
+	}
+	if l.d.Status == einvoice.StatusVoid && l.d.VoidReason != "" {
+		l.font("", 8.5, redMark)
+		ry = l.para(120, ry+1, pageW-marginX-120, 4, "Voided: "+l.d.VoidReason)
+	}
+	l.y = max(y, ry) + 6
+	l.hrule(l.y)
+	l.y += 6
+}
+
+// facts are the label/value pairs under the title.
+func (l *layout) facts() [][2]string {
+	d := l.d
+	var out [][2]string
+	add := func(label, value string) {
+		if value != "" {
+			out = append(out, [2]string{label, l.c.clean(value)})
+		}
+	}
+	add("Invoice number", d.Number)
+	add("Issue date", d.IssueDate)
+	add("Due date", d.DueDate)
+	if d.Delivery != nil {
+		add("Delivery date", d.Delivery.Date)
+	}
+	if d.BillingPeriod != nil {
+		add("Billing period", d.BillingPeriod.Start+" – "+d.BillingPeriod.End)
+	}
+	add("Buyer reference", d.BuyerReference)
+	add("Order reference", d.PurchaseOrderReference)
+	add("Currency", d.Currency)
+	return out
+}
+
+// parties: bill to, and deliver to when the delivery address differs.
+func (l *layout) parties() {
+	b := l.d.Buyer
+	top := l.y
+	l.label(marginX, top, "BILL TO")
+	l.font("B", 10.5, ink)
+	y := l.para(marginX, top+5, 85, 5, b.Name)
+	l.font("", 9, ink)
+	if b.TradingName != "" {
+		y = l.para(marginX, y, 85, 4.3, b.TradingName)
+	}
+	y = l.lines(marginX, y, 85, 4.3, addressLines(b.Address))
+	l.font("", 8.5, muted)
+	y = l.lines(marginX, y+1, 85, 4, partyIDs(b, false))
+	ry := top
+	if d := l.d.Delivery; d != nil && d.Address != nil {
+		x := 110.0
+		l.label(x, top, "DELIVER TO")
+		l.font("", 9, ink)
+		ry = l.lines(x, top+5, pageW-marginX-x, 4.3, addressLines(*d.Address))
+	}
+	l.y = max(y, ry) + 8
+}
+
+// Columns of the line table: x offsets from marginX and widths, mm.
+var columns = []struct {
+	title string
+	w     float64
+	align string
+}{
+	{"#", 8, "L"}, {"Description", 68, "L"}, {"Qty", 16, "R"}, {"Unit", 17, "L"},
+	{"Unit price", 24, "R"}, {"VAT", 16, "R"}, {"Net amount", 25, "R"},
+}
+
+func (l *layout) tableHeader() {
+	l.font("", 7.5, muted)
+	l.cell(marginX, l.y, contentW, 4, "Amounts in "+l.c.clean(l.d.Currency), "R")
+	l.y += 4.5
+	l.p.SetFillColor(shade.r, shade.g, shade.b)
+	l.p.Rect(marginX, l.y, contentW, 7, "F")
+	l.font("B", 8, muted)
+	x := marginX
+	for _, c := range columns {
+		l.cell(x, l.y+1, c.w, 5, c.title, c.align)
+		x += c.w
+	}
+	l.y += 8.5
+}
+
+// lineTable draws every line; a line that does not fit moves to a new page,
+// which repeats the table header.
+func (l *layout) lineTable() {
+	l.tableHeader()
+	for i, line := range l.d.Lines {
+		l.font("", 9, ink)
+		desc := l.wrap(line.ItemName, columns[1].w)
+		l.font("", 7.5, muted)
+		note := l.wrap(line.Note, columns[1].w)
+		if line.Note == "" {
+			note = nil
+		}
+		h := float64(len(desc))*4.3 + float64(len(note))*3.5 + 3
+		if l.y+h > bottom {
+			l.newPage()
+			l.tableHeader()
+		}
+		l.lineRow(i, line, desc, note, h)
+	}
+}
+
+func (l *layout) lineRow(i int, line einvoice.Line, desc, note []string, h float64) {
+	id := line.ID
+	if id == "" {
+		id = strconv.Itoa(i + 1)
+	}
+	price, _ := money(line.Price, l.d.Currency) // the currency was checked before layout
+	net, _ := money(line.NetAmount, l.d.Currency)
+	cells := []string{l.c.clean(id), "", l.c.clean(line.Quantity), l.c.clean(unit(line.UnitCode)), price,
+		l.c.clean(line.VATCategory) + " " + rate(line.VATRateBps), net}
+	x := marginX
+	top := l.y + 1
+	for j, c := range columns {
+		if j == 1 {
+			l.font("", 9, ink)
+			y := l.lines(x, top, c.w, 4.3, desc)
+			l.font("", 7.5, muted)
+			l.lines(x, y, c.w, 3.5, note)
+		} else {
+			l.font("", 9, ink)
+			l.cell(x, top, c.w, 4.3, cells[j], c.align)
+		}
+		x += c.w
+	}
+	l.y += h
+	l.p.SetDrawColor(rule.r, rule.g, rule.b)
+	l.p.SetLineWidth(0.15)
+	l.p.Line(marginX, l.y-0.5, marginX+contentW, l.y-0.5)
+}
+
+// summary: the VAT breakdown on the left, the totals on the right, kept
+// together on one page.
+func (l *layout) summary() {
+	h := max(l.vatHeight(), l.totalsHeight())
+	if l.y+4+h > bottom {
+		l.newPage()
+	}
+	top := l.y + 4
+	l.vatTable(top)
+	l.totals(top)
+	l.y = top + h + 4
+}
+
+// vatHeight is the height vatTable will take.
+func (l *layout) vatHeight() float64 {
+	h := 10.0
+	l.font("", 7.5, muted)
+	for _, v := range l.d.VATBreakdown {
+		h += 5
+		if reason := exemption(v); reason != "" {
+			h += 3.5 * float64(len(l.wrap(reason, 100)))
+		}
+	}
+	return h
+}
+
+func (l *layout) vatTable(top float64) {
+	l.label(marginX, top, "VAT BREAKDOWN")
+	widths := []float64{44, 14, 24, 22}
+	heads := []string{"Category", "Rate", "Taxable", "VAT"}
+	aligns := []string{"L", "R", "R", "R"}
+	y := top + 5
+	x := marginX
+	l.font("B", 8, muted)
+	for i, t := range heads {
+		l.cell(x, y, widths[i], 4.5, t, aligns[i])
+		x += widths[i]
+	}
+	y += 5
+	for _, v := range l.d.VATBreakdown {
+		taxable, _ := money(v.TaxableAmount, l.d.Currency)
+		tax, _ := money(v.TaxAmount, l.d.Currency)
+		cells := []string{l.c.clean(v.Category) + " · " + categoryName(v.Category), rate(v.RateBps), taxable, tax}
+		x = marginX
+		l.font("", 8.5, ink)
+		for i, c := range cells {
+			l.cell(x, y, widths[i], 4.5, c, aligns[i])
+			x += widths[i]
+		}
+		y += 4.5
+		if reason := exemption(v); reason != "" {
+			l.font("", 7.5, muted)
+			y = l.para(marginX+3, y, 100, 3.5, reason)
+		}
+		y += 0.5
+	}
+}
+
+func exemption(v einvoice.VATBreakdown) string {
+	switch {
+	case v.ExemptionReason != "" && v.ExemptionReasonCode != "":
+		return v.ExemptionReason + " (" + v.ExemptionReasonCode + ")"
+	case v.ExemptionReasonCode != "":
+		return v.ExemptionReasonCode
+	}
+	return v.ExemptionReason
+}
+
+func (l *layout) totalsHeight() float64 { return 5 + 5.5*float64(len(l.totalRows())) + 10 }
+
+func (l *layout) totalRows() [][2]string {
+	t := l.d.Totals
+	rows := [][2]string{}
+	add := func(label string, v int64) {
+		s, _ := money(v, l.d.Currency)
+		rows = append(rows, [2]string{label, s})
+	}
+	if t.LineTotal != t.TaxExclusive {
+		add("Sum of lines", t.LineTotal)
+	}
+	add("Total excl. VAT", t.TaxExclusive)
+	add("VAT", t.Tax)
+	add("Total incl. VAT", t.TaxInclusive)
+	if t.Paid != 0 {
+		add("Paid", t.Paid)
+	}
+	return rows
+}
+
+func (l *layout) totals(top float64) {
+	x, w := 124.0, pageW-marginX-124.0
+	y := top + 5
+	for _, r := range l.totalRows() {
+		l.font("", 9, muted)
+		l.cell(x, y, w/2, 5, r[0], "L")
+		l.font("", 9, ink)
+		l.cell(x+w/2, y, w/2, 5, r[1], "R")
+		y += 5.5
+	}
+	y += 1
+	l.p.SetFillColor(accent.r, accent.g, accent.b)
+	l.p.Rect(x, y, w, 9, "F")
+	due, _ := money(l.d.Totals.Payable, l.d.Currency)
+	l.font("B", 10, rgb{255, 255, 255})
+	l.cell(x, y+2, w/2, 5, "Amount due", "L")
+	l.cell(x+w/2, y+2, w/2, 5, l.c.clean(l.d.Currency)+" "+due, "R")
+}
+
+// block is a titled group of paragraphs at the end of the invoice.
+type block struct {
+	title string
+	paras []string
+}
+
+// closing: payment instructions on the left, terms and notes on the right,
+// on one page when they fit on one, else one after another across pages.
+func (l *layout) closing() {
+	left := []block{{"PAYMENT", l.paymentParas()}}
+	right := []block{{"TERMS", nonEmpty(l.d.PaymentTerms)}, {"NOTES", l.d.Notes}}
+	const gutter = 8.0
+	w := (contentW - gutter) / 2
+	h := max(l.blocksHeight(left, w), l.blocksHeight(right, w))
+	if l.y+h > bottom && marginTop+10+h <= bottom {
+		l.newPage()
+	}
+	if l.y+h <= bottom {
+		top := l.y
+		l.drawBlocks(marginX, top, w, left)
+		l.drawBlocks(marginX+w+gutter, top, w, right)
+		l.y = top + h
+		return
+	}
+	for _, b := range append(left, right...) {
+		l.section(b.title, b.paras)
+	}
+}
+
+const (
+	paraLH  = 4.3 // line height of closing text
+	paraGap = 1.5 // between paragraphs
+	headH   = 8   // a heading and the space around it
+)
+
+func (l *layout) blocksHeight(bs []block, w float64) float64 {
+	h := 0.0
+	l.font("", 9, ink)
+	for _, b := range bs {
+		if len(b.paras) == 0 {
+			continue
+		}
+		h += headH
+		for _, p := range b.paras {
+			h += paraLH*float64(len(l.wrap(p, w))) + paraGap
+		}
+	}
+	return h
+}
+
+func (l *layout) drawBlocks(x, y, w float64, bs []block) {
+	for _, b := range bs {
+		if len(b.paras) == 0 {
+			continue
+		}
+		l.label(x, y+3, b.title)
+		y += headH
+		l.font("", 9, ink)
+		for _, p := range b.paras {
+			y = l.para(x, y, w, paraLH, p) + paraGap
+		}
+	}
+}
+
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
+// paymentParas say how to pay: the amount and date, then the account.
+func (l *layout) paymentParas() []string {
+	var out, account []string
+	if l.d.DueDate != "" {
+		due, _ := money(l.d.Totals.Payable, l.d.Currency)
+		out = append(out, "Please pay "+l.d.Currency+" "+due+" by "+l.d.DueDate+".")
+	}
+	pi := l.d.PaymentInstructions
+	if pi == nil {
+		return out
+	}
+	if m := meansName(pi.MeansCode); m != "" {
+		account = append(account, "Payment by "+m)
+	}
+	if pi.AccountName != "" {
+		account = append(account, "Account holder: "+pi.AccountName)
+	}
+	if pi.IBAN != "" {
+		account = append(account, "IBAN: "+groupIBAN(pi.IBAN))
+	}
+	if pi.BIC != "" {
+		account = append(account, "BIC: "+pi.BIC)
+	}
+	if ref := pi.RemittanceInformation; ref != "" {
+		account = append(account, "Reference: "+ref)
+	} else if l.d.Number != "" {
+		account = append(account, "Reference: "+l.d.Number)
+	}
+	if len(account) > 0 {
+		out = append(out, strings.Join(account, "\n"))
+	}
+	return out
+}
+
+// section is a small heading and paragraphs, breaking pages between lines.
+func (l *layout) section(title string, paras []string) {
+	if len(paras) == 0 {
+		return
+	}
+	const lh, gap = paraLH, paraGap
+	l.font("", 9, ink)
+	wrapped := make([][]string, len(paras))
+	h := 8.0
+	for i, para := range paras {
+		wrapped[i] = l.wrap(para, contentW)
+		h += lh*float64(len(wrapped[i])) + gap
+	}
+	// Keep a section on one page when it fits on one; else keep at least
+	// its heading with two lines.
+	if l.y+h > bottom && (h < bottom-marginTop-10 || l.y+8+2*lh > bottom) {
+		l.newPage()
+	}
+	l.y += 3
+	l.label(marginX, l.y, title)
+	l.y += 5
+	l.font("", 9, ink)
+	for _, lines := range wrapped {
+		for _, line := range lines {
+			if l.y+lh > bottom {
+				l.newPage()
+				l.font("", 9, ink)
+			}
+			l.cell(marginX, l.y, contentW, lh, line, "L")
+			l.y += lh
+		}
+		l.y += gap
+	}
+}
+
+// footers go on every page once the page count is known.
+func (l *layout) footers() {
+	n := l.p.PageCount()
+	s := l.d.Seller
+	left := []string{s.Name}
+	if s.VATID != "" {
+		left = append(left, "VAT ID "+s.VATID)
+	}
+	if s.Email != "" {
+		left = append(left, s.Email)
+	}
+	for i := 1; i <= n; i++ {
+		l.p.SetPage(i)
+		l.p.SetFont(fontFamily, "B", 1) // fpdf skips a SetFont equal to its current one; a page needs its own
+		l.p.SetDrawColor(rule.r, rule.g, rule.b)
+		l.p.SetLineWidth(0.2)
+		l.p.Line(marginX, pageH-17, pageW-marginX, pageH-17)
+		l.font("", 7.5, muted)
+		l.cell(marginX, pageH-15.5, 125, 4, l.c.clean(strings.Join(left, " · ")), "L")
+		l.cell(pageW-marginX-50, pageH-15.5, 50, 4, l.title()+" · Page "+strconv.Itoa(i)+" of "+strconv.Itoa(n), "R")
+	}
+}
+
+// Drawing helpers.
+
+func (l *layout) font(style string, size float64, c rgb) {
+	l.p.SetFont(fontFamily, style, size)
+	l.p.SetTextColor(c.r, c.g, c.b)
+}
+
+// cell draws one line of already cleaned text.
+func (l *layout) cell(x, y, w, h float64, s, align string) {
+	l.p.SetXY(x, y)
+	l.p.CellFormat(w, h, s, "", 0, align, false, 0, "")
+}
+
+func (l *layout) label(x, y float64, s string) {
+	l.font("B", 7.5, muted)
+	l.cell(x, y, 80, 4, s, "L")
+}
+
+// para draws raw text wrapped to w and returns the y below it.
+func (l *layout) para(x, y, w, lh float64, s string) float64 {
+	return l.lines(x, y, w, lh, l.wrap(s, w))
+}
+
+// lines draws one cell per line (wrapping each to w) and returns the y
+// below them.
+func (l *layout) lines(x, y, w, lh float64, lines []string) float64 {
+	for _, line := range lines {
+		for _, part := range l.wrap(line, w) {
+			l.cell(x, y, w, lh, part, "L")
+			y += lh
+		}
+	}
+	return y
+}
+
+// wrap cleans s and splits it into lines that fit w in the current font.
+func (l *layout) wrap(s string, w float64) []string {
+	var out []string
+	for _, para := range l.c.cleanLines(s) {
+		if para == "" {
+			out = append(out, "")
+			continue
+		}
+		out = append(out, l.p.SplitText(para, w)...)
+	}
+	return out
+}
+
+func (l *layout) hrule(y float64) {
+	l.p.SetDrawColor(rule.r, rule.g, rule.b)
+	l.p.SetLineWidth(0.3)
+	l.p.Line(marginX, y, pageW-marginX, y)
+}
+
+// addressLines are an address as printed: street lines, post code and
+// city, subdivision and country.
+func addressLines(a einvoice.Address) []string {
+	var out []string
+	for _, s := range []string{a.Line1, a.Line2, strings.TrimSpace(a.PostalCode + " " + a.City)} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	last := a.CountryCode
+	if a.Subdivision != "" {
+		last = strings.TrimSpace(a.Subdivision + " " + last)
+	}
+	if last != "" {
+		out = append(out, last)
+	}
+	return out
+}
+
+// partyIDs are a party's identifiers and contact, one per line.
+func partyIDs(p einvoice.Party, seller bool) []string {
+	var out []string
+	if p.VATID != "" {
+		out = append(out, "VAT ID: "+p.VATID)
+	}
+	if seller && p.TaxRegistration != "" {
+		out = append(out, "Tax number: "+p.TaxRegistration)
+	}
+	if p.LegalRegistration != nil && p.LegalRegistration.Value != "" {
+		out = append(out, "Registration: "+p.LegalRegistration.Value)
+	}
+	for _, id := range p.Identifiers {
+		out = append(out, "ID: "+id.Value)
+	}
+	if p.Email != "" {
+		out = append(out, p.Email)
+	}
+	if e := p.ElectronicAddress; e != nil && e.Value != "" && e.Value != p.Email {
+		out = append(out, "E-invoicing address: "+e.Value)
+	}
+	return out
+}
+
+func meansName(code string) string {
+	switch code {
+	case einvoice.MeansSEPACreditTransfer:
+		return "SEPA credit transfer"
+	case einvoice.MeansCreditTransfer:
+		return "credit transfer"
+	case einvoice.MeansPaymentToBankAccount:
+		return "payment to bank account"
+	}
+	return ""
+}
+
+// groupIBAN prints an IBAN in groups of four, as banks do.
+func groupIBAN(iban string) string {
+	s := strings.ReplaceAll(iban, " ", "")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && i%4 == 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
