@@ -159,7 +159,7 @@ func documents() map[string]einvoice.Document {
 	minimal := einvoice.Document{
 		Number: "1", IssueDate: "2026-01-02", Currency: "JPY", Status: einvoice.StatusIssued,
 		Seller: einvoice.Party{Name: "S"}, Buyer: einvoice.Party{Name: "B"},
-		Lines: []einvoice.Line{{Quantity: "1", UnitCode: "C62", ItemName: "x", Price: 1000, NetAmount: 1000, VATCategory: "Z"}},
+		Lines:        []einvoice.Line{{Quantity: "1", UnitCode: "C62", ItemName: "x", Price: 1000, NetAmount: 1000, VATCategory: "Z"}},
 		VATBreakdown: []einvoice.VATBreakdown{{TaxableAmount: 1000, Category: "Z"}},
 		Totals:       einvoice.Totals{LineTotal: 1000, TaxExclusive: 1000, TaxInclusive: 1000, Payable: 1000},
 	}
@@ -265,7 +265,7 @@ func TestUnicode(t *testing.T) {
 	r := newRenderer(t)
 	got := text(t, render(t, r, unicodeDocument()))
 	for _, w := range []string{
-		"Łódź Ærø Œuvre été Привет", // NFC: "e"+U+0301 printed as "é"
+		"Łódź Ærø Œuvre été Привет",                                                  // NFC: "e"+U+0301 printed as "é"
 		"Emoji \uFFFD\uFFFD and \uFFFD\uFFFD\uFFFD and \uFFFD\uFFFD\uFFFD\uFFFD tab", // replaced visibly, not dropped
 		"Greek Ωμέγα, Cyrillic Жук, math ≤ ≥ ≠ €",
 		"line one", "line two", "line three",
