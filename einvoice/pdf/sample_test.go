@@ -2,7 +2,7 @@ package pdf
 
 import (
 	"fmt"
-	"strings"
+	"testing"
 
 	"github.com/invoicing/invoicing/einvoice"
 )
@@ -86,7 +86,7 @@ func sampleDocument(n int) einvoice.Document {
 	}
 	for _, k := range order {
 		v := byRate[k]
-		v.TaxAmount = v.TaxableAmount * v.RateBps / 10000
+		v.TaxAmount = (v.TaxableAmount*v.RateBps + 5000) / 10000 // half up, as BR-CO-17 expects
 		d.VATBreakdown = append(d.VATBreakdown, *v)
 		d.Totals.LineTotal += v.TaxableAmount
 		d.Totals.Tax += v.TaxAmount
@@ -97,8 +97,12 @@ func sampleDocument(n int) einvoice.Document {
 	return d
 }
 
-// sampleXML stands for the CII rendering the caller passes in.
-func sampleXML(d einvoice.Document) []byte {
-	return []byte(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<rsm:CrossIndustryInvoice xmlns:rsm=\"urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100\"><!-- " +
-		strings.ReplaceAll(d.Number, "--", "") + " --></rsm:CrossIndustryInvoice>\n")
+// sampleXML is the document's CII rendering, what a caller passes in.
+func sampleXML(t testing.TB, d einvoice.Document) []byte {
+	t.Helper()
+	xml, err := einvoice.RenderCII(d)
+	if err != nil {
+		t.Fatalf("RenderCII: %v", err)
+	}
+	return xml
 }
