@@ -24,6 +24,7 @@ const (
 	query       = "query"
 	transport   = "transport"
 	benchLib    = "internal/bench"
+	pdf         = "einvoice/pdf"
 	// telemetry is wiring: its home is under cmd/invoicing, and no package
 	// outside cmd/ may import it wherever it sits.
 	telemetry    = "cmd/invoicing/internal/telemetry"
@@ -79,6 +80,9 @@ func rules() []rule {
 		{"telemetry is wiring: only commands under cmd/ import it", outside("cmd", oldTelemetry), project(telemetry, oldTelemetry)},
 		{"the benchmark is a tool: nothing but its command imports it", outside("cmd/bench", benchLib), project(benchLib)},
 		{"the test helper is for tests: no package's build imports it", outside("internal/pgtest"), project("internal/pgtest")},
+		{"the PDF renderer draws a Document: no stores, HTTP or other layer", under(pdf),
+			append(project(command, query, projections, transport, audit, "events/pgstore", "events/esdb"), sqlAndHTTP...)},
+		{"only the edges (transport, cmd) render PDFs", outside(transport, "cmd", pdf), project(pdf)},
 		{"throwaway clusters are for tests and the benchmark", outside("internal/pgcluster", "internal/pgtest", benchLib, "cmd/bench"), project("internal/pgcluster")},
 	}
 }
@@ -139,6 +143,8 @@ func TestEachRuleCatchesItsArrow(t *testing.T) {
 		"projections/y": {module + benchLib},
 		"command/z":     {module + "internal/pgtest"},
 		"transport/w":   {module + "internal/pgcluster"},
+		pdf:             {module + transport},
+		"query/v":       {module + pdf},
 	}
 	got := violations(broken, rules())
 	for _, r := range rules() {
