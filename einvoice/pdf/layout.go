@@ -300,7 +300,7 @@ func (l *layout) vatTable(top float64) {
 	for _, v := range l.d.VATBreakdown {
 		taxable, _ := money(v.TaxableAmount, l.d.Currency)
 		tax, _ := money(v.TaxAmount, l.d.Currency)
-		cells := []string{l.c.clean(v.Category) + " · " + categoryName(v.Category), rate(v.RateBps), taxable, tax}
+		cells := []string{categoryName(v.Category) + " (" + l.c.clean(v.Category) + ")", rate(v.RateBps), taxable, tax}
 		x = marginX
 		l.font("", 8.5, ink)
 		for i, c := range cells {
