@@ -58,7 +58,7 @@ func (l *layout) newPage() {
 	l.y = marginTop
 	if l.p.PageNo() > 1 {
 		l.font("B", 9, ink)
-		l.cell(marginX, l.y, contentW/2, 5, l.c.clean(l.d.Seller.Name), "L")
+		l.cell(marginX, l.y, contentW/2, 5, l.ellipsis(l.c.clean(l.d.Seller.Name), contentW/2), "L")
 		l.font("", 9, muted)
 		l.cell(marginX+contentW/2, l.y, contentW/2, 5, l.title()+" (continued)", "R")
 		l.y += 10
@@ -123,8 +123,10 @@ func (l *layout) header() {
 		l.font("", 8.5, muted)
 		l.cell(120, ry, 30, 4.8, f[0], "L")
 		l.font("B", 9, ink)
-		l.cell(150, ry, pageW-marginX-150, 4.8, f[1], "R")
-		ry += 4.8
+		for _, v := range l.wrap(f[1], pageW-marginX-150) {
+			l.cell(150, ry, pageW-marginX-150, 4.8, v, "R")
+			ry += 4.8
+		}
 	}
 	if l.d.Status == einvoice.StatusVoid && l.d.VoidReason != "" {
 		l.font("", 8.5, redMark)
@@ -221,7 +223,7 @@ func (l *layout) lineTable() {
 			note = nil
 		}
 		h := float64(len(desc))*4.3 + float64(len(note))*3.5 + 3
-		if l.y+h > bottom {
+		if l.y+h > bottom && h <= bottom-marginTop-30 {
 			l.newPage()
 			l.tableHeader()
 		}
@@ -229,6 +231,15 @@ func (l *layout) lineTable() {
 	}
 }
 
+// rowText is one line of a row's description or note.
+type rowText struct {
+	s    string
+	note bool
+}
+
+// lineRow draws one line of the table. A row taller than what is left of
+// the page (only a description of many short lines can be) continues on
+// the next pages, under the repeated header.
 func (l *layout) lineRow(i int, line einvoice.Line, desc, note []string, h float64) {
 	id := line.ID
 	if id == "" {
@@ -239,20 +250,41 @@ func (l *layout) lineRow(i int, line einvoice.Line, desc, note []string, h float
 	cells := []string{l.c.clean(id), "", l.c.clean(line.Quantity), l.c.clean(unit(line.UnitCode)), price,
 		l.c.clean(line.VATCategory) + " " + rate(line.VATRateBps), net}
 	x := marginX
-	top := l.y + 1
 	for j, c := range columns {
-		if j == 1 {
+		if j != 1 {
 			l.font("", 9, ink)
-			y := l.lines(x, top, c.w, 4.3, desc)
-			l.font("", 7.5, muted)
-			l.lines(x, y, c.w, 3.5, note)
-		} else {
-			l.font("", 9, ink)
-			l.cell(x, top, c.w, 4.3, cells[j], c.align)
+			l.cell(x, l.y+1, c.w, 4.3, cells[j], c.align)
 		}
 		x += c.w
 	}
-	l.y += h
+	var texts []rowText
+	for _, d := range desc {
+		texts = append(texts, rowText{d, false})
+	}
+	for _, n := range note {
+		texts = append(texts, rowText{n, true})
+	}
+	y := l.y + 1
+	for _, t := range texts {
+		lh := 4.3
+		l.font("", 9, ink)
+		if t.note {
+			lh = 3.5
+			l.font("", 7.5, muted)
+		}
+		if y+lh > bottom {
+			l.newPage()
+			l.tableHeader()
+			y = l.y + 1
+			l.font("", 9, ink)
+			if t.note {
+				l.font("", 7.5, muted)
+			}
+		}
+		l.cell(marginX+columns[0].w, y, columns[1].w, lh, t.s, "L")
+		y += lh
+	}
+	l.y = max(y+2, l.y+h)
 	l.p.SetDrawColor(rule.r, rule.g, rule.b)
 	l.p.SetLineWidth(0.15)
 	l.p.Line(marginX, l.y-0.5, marginX+contentW, l.y-0.5)
@@ -524,7 +556,7 @@ func (l *layout) footers() {
 		l.p.SetLineWidth(0.2)
 		l.p.Line(marginX, pageH-17, pageW-marginX, pageH-17)
 		l.font("", 7.5, muted)
-		l.cell(marginX, pageH-15.5, 125, 4, l.c.clean(strings.Join(left, " · ")), "L")
+		l.cell(marginX, pageH-15.5, 122, 4, l.ellipsis(l.c.clean(strings.Join(left, " · ")), 122), "L")
 		l.cell(pageW-marginX-50, pageH-15.5, 50, 4, l.title()+" · Page "+strconv.Itoa(i)+" of "+strconv.Itoa(n), "R")
 	}
 }
@@ -536,10 +568,31 @@ func (l *layout) font(style string, size float64, c rgb) {
 	l.p.SetTextColor(c.r, c.g, c.b)
 }
 
-// cell draws one line of already cleaned text.
+// cell draws one line of already cleaned text. Text wider than the cell
+// (the largest amounts the API accepts, a long quantity) is set smaller
+// rather than run into its neighbour.
 func (l *layout) cell(x, y, w, h float64, s, align string) {
 	l.p.SetXY(x, y)
+	room := w - 2*l.p.GetCellMargin()
+	if tw := l.p.GetStringWidth(s); tw > room && room > 0 {
+		pt, _ := l.p.GetFontSize()
+		l.p.SetFontSize(pt * room / tw)
+		defer l.p.SetFontSize(pt)
+	}
 	l.p.CellFormat(w, h, s, "", 0, align, false, 0, "")
+}
+
+// ellipsis shortens s to fit w in the current font, marking the cut.
+func (l *layout) ellipsis(s string, w float64) string {
+	room := w - 2*l.p.GetCellMargin()
+	if l.p.GetStringWidth(s) <= room {
+		return s
+	}
+	r := []rune(s)
+	for len(r) > 0 && l.p.GetStringWidth(string(r)+"…") > room {
+		r = r[:len(r)-1]
+	}
+	return string(r) + "…"
 }
 
 func (l *layout) label(x, y float64, s string) {

@@ -367,3 +367,40 @@ func TestFacturXPassesCEN(t *testing.T) {
 		t.Fatalf("%d of %d files pass:\n%s", n, len(files), out)
 	}
 }
+
+// TestExtremes renders what the API's limits allow at their edges: the
+// largest amounts, long unbroken words, a description of many short lines
+// (taller than a page), notes and terms of 5000 characters, long names and
+// references. Nothing may fail, every line and the totals must be there.
+func TestExtremes(t *testing.T) {
+	const big = 9007199254740991 // 2^53-1 minor units
+	d := sampleDocument(3)
+	d.Seller.Name = strings.Repeat("Very Long Company Name ", 9)
+	d.Buyer.Name = strings.Repeat("Käufer", 33)
+	d.BuyerReference = strings.Repeat("REF", 60)
+	d.Lines[0].ItemName = strings.Repeat("Unbrokenwordwithoutanyspace", 18)
+	d.Lines[1].ItemName = strings.Repeat("short line\n", 45)
+	d.Lines[2].Quantity = "123456789.123456"
+	d.Lines[2].Price, d.Lines[2].NetAmount = big, big
+	d.Totals.TaxInclusive, d.Totals.Payable = big, big
+	d.Notes = []string{strings.Repeat("Note text that goes on. ", 208)}
+	d.PaymentTerms = strings.Repeat("Terms\n", 800)
+	r := newRenderer(t)
+	pdf := render(t, r, d)
+	out := run(t, pdf, "qpdf", "--check", "{}")
+	if !strings.Contains(out, "No syntax or stream encoding errors found") {
+		t.Fatalf("qpdf --check:\n%s", out)
+	}
+	got := text(t, pdf)
+	for _, w := range []string{"90,071,992,547,409.91", "123456789.123456", "Unbrokenword", "short line"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("text lacks %q", w)
+		}
+	}
+	if n := strings.Count(got, "short line"); n != 45 {
+		t.Errorf("%d of 45 short lines printed", n)
+	}
+	if n := strings.Count(got, "Terms"); n < 800 {
+		t.Errorf("%d of 800 lines of terms printed", n)
+	}
+}
