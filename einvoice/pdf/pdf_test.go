@@ -328,6 +328,8 @@ func TestMoney(t *testing.T) {
 	}
 }
 
+// BenchmarkRenderPDF renders a 10-line issued invoice with its XML; pdfs/s
+// is the throughput of one goroutine (run with -cpu 1 for one core).
 func BenchmarkRenderPDF(b *testing.B) {
 	r := newRenderer(b)
 	d := sampleDocument(10)
@@ -336,6 +338,31 @@ func BenchmarkRenderPDF(b *testing.B) {
 	for b.Loop() {
 		if _, err := r.Render(d, opts); err != nil {
 			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pdfs/s")
+}
+
+// TestConcurrentRenders shares one Renderer between goroutines, as a
+// server does (run with -race).
+func TestConcurrentRenders(t *testing.T) {
+	r := newRenderer(t)
+	d := sampleDocument(20)
+	want := render(t, r, d)
+	xml := sampleXML(t, d)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			got, err := r.Render(d, Options{FacturX: xml})
+			if err == nil && !bytes.Equal(got, want) {
+				err = errors.New("a concurrent render differs")
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
 		}
 	}
 }
