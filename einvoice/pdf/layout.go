@@ -36,8 +36,9 @@ var (
 type layout struct {
 	p *fpdf.Fpdf
 	d einvoice.Document
-	c *coverage
-	y float64 // where the next block starts on the current page
+	c  *coverage
+	lc locale
+	y  float64 // where the next block starts on the current page
 }
 
 func (l *layout) draw() {
@@ -60,7 +61,7 @@ func (l *layout) newPage() {
 		l.font("B", 9, ink)
 		l.cell(marginX, l.y, contentW/2, 5, l.ellipsis(l.c.clean(l.d.Seller.Name), contentW/2), "L")
 		l.font("", 9, muted)
-		l.cell(marginX+contentW/2, l.y, contentW/2, 5, l.title()+" (continued)", "R")
+		l.cell(marginX+contentW/2, l.y, contentW/2, 5, l.title()+" "+l.lc.t("(continued)"), "R")
 		l.y += 10
 	}
 }
@@ -73,6 +74,9 @@ func (l *layout) stamp() {
 	l.p.TransformBegin()
 	l.p.TransformRotate(35, pageW/2, pageH/2)
 	l.font("B", 110, rgb{242, 222, 222})
+	if w := l.p.GetStringWidth(word); w > 220 { // longer words (BROUILLON) stay on the page
+		l.p.SetFontSize(110 * 220 / w)
+	}
 	w := l.p.GetStringWidth(word)
 	l.p.Text(pageW/2-w/2, pageH/2+14, word)
 	l.p.TransformEnd()
@@ -81,18 +85,21 @@ func (l *layout) stamp() {
 func (l *layout) stampWord() string {
 	switch l.d.Status {
 	case einvoice.StatusDraft:
-		return "DRAFT"
+		return l.lc.t("DRAFT")
 	case einvoice.StatusVoid:
-		return "VOID"
+		return l.lc.t("VOID")
 	}
 	return ""
 }
 
 func (l *layout) title() string {
-	if l.d.Number == "" {
-		return "Draft invoice"
+	switch {
+	case l.d.Number == "":
+		return l.lc.t("Draft invoice")
+	case l.d.TypeCode == einvoice.TypeCreditNote:
+		return l.lc.tf("Credit note %s", l.c.clean(l.d.Number))
 	}
-	return "Invoice " + l.c.clean(l.d.Number)
+	return l.lc.tf("Invoice %s", l.c.clean(l.d.Number))
 }
 
 // header: the seller on the left, the title and the invoice's facts on the
@@ -109,10 +116,14 @@ func (l *layout) header() {
 	l.font("", 9, ink)
 	y = l.lines(marginX, y+1, 100, 4.3, addressLines(s.Address))
 	l.font("", 8.5, muted)
-	y = l.lines(marginX, y+1, 100, 4, partyIDs(s, true))
+	y = l.lines(marginX, y+1, 100, 4, l.partyIDs(s, true))
 
 	l.font("B", 22, ink)
-	l.cell(120, top-1, pageW-marginX-120, 9, "INVOICE", "R")
+	heading := "INVOICE"
+	if l.d.TypeCode == einvoice.TypeCreditNote {
+		heading = "CREDIT NOTE"
+	}
+	l.cell(120, top-1, pageW-marginX-120, 9, l.lc.t(heading), "R")
 	ry := top + 10
 	if w := l.stampWord(); w != "" {
 		l.font("B", 11, redMark)
@@ -130,7 +141,7 @@ func (l *layout) header() {
 	}
 	if l.d.Status == einvoice.StatusVoid && l.d.VoidReason != "" {
 		l.font("", 8.5, redMark)
-		ry = l.para(120, ry+1, pageW-marginX-120, 4, "Voided: "+l.d.VoidReason)
+		ry = l.para(120, ry+1, pageW-marginX-120, 4, l.lc.tf("Voided: %s", l.d.VoidReason))
 	}
 	l.y = max(y, ry) + 6
 	l.hrule(l.y)
@@ -143,17 +154,17 @@ func (l *layout) facts() [][2]string {
 	var out [][2]string
 	add := func(label, value string) {
 		if value != "" {
-			out = append(out, [2]string{label, l.c.clean(value)})
+			out = append(out, [2]string{l.lc.t(label), l.c.clean(value)})
 		}
 	}
 	add("Invoice number", d.Number)
-	add("Issue date", d.IssueDate)
-	add("Due date", d.DueDate)
+	add("Issue date", l.lc.day(d.IssueDate))
+	add("Due date", l.lc.day(d.DueDate))
 	if d.Delivery != nil {
-		add("Delivery date", d.Delivery.Date)
+		add("Delivery date", l.lc.day(d.Delivery.Date))
 	}
 	if d.BillingPeriod != nil {
-		add("Billing period", d.BillingPeriod.Start+" – "+d.BillingPeriod.End)
+		add("Billing period", l.lc.day(d.BillingPeriod.Start)+" – "+l.lc.day(d.BillingPeriod.End))
 	}
 	add("Buyer reference", d.BuyerReference)
 	add("Order reference", d.PurchaseOrderReference)
@@ -165,7 +176,7 @@ func (l *layout) facts() [][2]string {
 func (l *layout) parties() {
 	b := l.d.Buyer
 	top := l.y
-	l.label(marginX, top, "BILL TO")
+	l.label(marginX, top, l.lc.t("BILL TO"))
 	l.font("B", 10.5, ink)
 	y := l.para(marginX, top+5, 85, 5, b.Name)
 	l.font("", 9, ink)
@@ -174,11 +185,11 @@ func (l *layout) parties() {
 	}
 	y = l.lines(marginX, y, 85, 4.3, addressLines(b.Address))
 	l.font("", 8.5, muted)
-	y = l.lines(marginX, y+1, 85, 4, partyIDs(b, false))
+	y = l.lines(marginX, y+1, 85, 4, l.partyIDs(b, false))
 	ry := top
 	if d := l.d.Delivery; d != nil && d.Address != nil {
 		x := 110.0
-		l.label(x, top, "DELIVER TO")
+		l.label(x, top, l.lc.t("DELIVER TO"))
 		l.font("", 9, ink)
 		ry = l.lines(x, top+5, pageW-marginX-x, 4.3, addressLines(*d.Address))
 	}
@@ -197,14 +208,14 @@ var columns = []struct {
 
 func (l *layout) tableHeader() {
 	l.font("", 7.5, muted)
-	l.cell(marginX, l.y, contentW, 4, "Amounts in "+l.c.clean(l.d.Currency), "R")
+	l.cell(marginX, l.y, contentW, 4, l.lc.tf("Amounts in %s", l.c.clean(l.d.Currency)), "R")
 	l.y += 4.5
 	l.p.SetFillColor(shade.r, shade.g, shade.b)
 	l.p.Rect(marginX, l.y, contentW, 7, "F")
 	l.font("B", 8, muted)
 	x := marginX
 	for _, c := range columns {
-		l.cell(x, l.y+1, c.w, 5, c.title, c.align)
+		l.cell(x, l.y+1, c.w, 5, l.lc.t(c.title), c.align)
 		x += c.w
 	}
 	l.y += 8.5
@@ -245,10 +256,8 @@ func (l *layout) lineRow(i int, line einvoice.Line, desc, note []string, h float
 	if id == "" {
 		id = strconv.Itoa(i + 1)
 	}
-	price, _ := money(line.Price, l.d.Currency) // the currency was checked before layout
-	net, _ := money(line.NetAmount, l.d.Currency)
-	cells := []string{l.c.clean(id), "", l.c.clean(line.Quantity), l.c.clean(unit(line.UnitCode)), price,
-		l.c.clean(line.VATCategory) + " " + rate(line.VATRateBps), net}
+	cells := []string{l.c.clean(id), "", l.lc.number(l.c.clean(line.Quantity)), l.c.clean(l.lc.t(unit(line.UnitCode))),
+		l.amount(line.Price), l.c.clean(line.VATCategory) + " " + l.lc.number(rate(line.VATRateBps)), l.amount(line.NetAmount)}
 	x := marginX
 	for j, c := range columns {
 		if j != 1 {
@@ -317,7 +326,7 @@ func (l *layout) vatHeight() float64 {
 }
 
 func (l *layout) vatTable(top float64) {
-	l.label(marginX, top, "VAT BREAKDOWN")
+	l.label(marginX, top, l.lc.t("VAT BREAKDOWN"))
 	widths := []float64{44, 14, 24, 22}
 	heads := []string{"Category", "Rate", "Taxable", "VAT"}
 	aligns := []string{"L", "R", "R", "R"}
@@ -325,14 +334,13 @@ func (l *layout) vatTable(top float64) {
 	x := marginX
 	l.font("B", 8, muted)
 	for i, t := range heads {
-		l.cell(x, y, widths[i], 4.5, t, aligns[i])
+		l.cell(x, y, widths[i], 4.5, l.lc.t(t), aligns[i])
 		x += widths[i]
 	}
 	y += 5
 	for _, v := range l.d.VATBreakdown {
-		taxable, _ := money(v.TaxableAmount, l.d.Currency)
-		tax, _ := money(v.TaxAmount, l.d.Currency)
-		cells := []string{categoryName(v.Category) + " (" + l.c.clean(v.Category) + ")", rate(v.RateBps), taxable, tax}
+		cells := []string{l.lc.t(categoryName(v.Category)) + " (" + l.c.clean(v.Category) + ")", l.lc.number(rate(v.RateBps)),
+			l.amount(v.TaxableAmount), l.amount(v.TaxAmount)}
 		x = marginX
 		l.font("", 8.5, ink)
 		for i, c := range cells {
@@ -364,8 +372,7 @@ func (l *layout) totalRows() [][2]string {
 	t := l.d.Totals
 	rows := [][2]string{}
 	add := func(label string, v int64) {
-		s, _ := money(v, l.d.Currency)
-		rows = append(rows, [2]string{label, s})
+		rows = append(rows, [2]string{l.lc.t(label), l.amount(v)})
 	}
 	if t.LineTotal != t.TaxExclusive {
 		add("Sum of lines", t.LineTotal)
@@ -392,10 +399,9 @@ func (l *layout) totals(top float64) {
 	y += 1
 	l.p.SetFillColor(accent.r, accent.g, accent.b)
 	l.p.Rect(x, y, w, 9, "F")
-	due, _ := money(l.d.Totals.Payable, l.d.Currency)
 	l.font("B", 10, rgb{255, 255, 255})
-	l.cell(x, y+2, w/2, 5, "Amount due", "L")
-	l.cell(x+w/2, y+2, w/2, 5, l.c.clean(l.d.Currency)+" "+due, "R")
+	l.cell(x, y+2, w/2, 5, l.lc.t("Amount due"), "L")
+	l.cell(x+w/2, y+2, w/2, 5, l.c.clean(l.d.Currency)+" "+l.amount(l.d.Totals.Payable), "R")
 }
 
 // block is a titled group of paragraphs at the end of the invoice.
@@ -407,8 +413,8 @@ type block struct {
 // closing: payment instructions on the left, terms and notes on the right,
 // on one page when they fit on one, else one after another across pages.
 func (l *layout) closing() {
-	left := []block{{"PAYMENT", l.paymentParas()}}
-	right := []block{{"TERMS", nonEmpty(l.d.PaymentTerms)}, {"NOTES", l.d.Notes}}
+	left := []block{{l.lc.t("PAYMENT"), l.paymentParas()}}
+	right := []block{{l.lc.t("TERMS"), nonEmpty(l.d.PaymentTerms)}, {l.lc.t("NOTES"), l.d.Notes}}
 	const gutter = 8.0
 	w := (contentW - gutter) / 2
 	h := max(l.blocksHeight(left, w), l.blocksHeight(right, w))
@@ -473,18 +479,17 @@ func nonEmpty(s string) []string {
 func (l *layout) paymentParas() []string {
 	var out, account []string
 	if l.d.DueDate != "" {
-		due, _ := money(l.d.Totals.Payable, l.d.Currency)
-		out = append(out, "Please pay "+l.d.Currency+" "+due+" by "+l.d.DueDate+".")
+		out = append(out, l.lc.tf("Please pay %s by %s.", l.d.Currency+" "+l.amount(l.d.Totals.Payable), l.lc.day(l.d.DueDate)))
 	}
 	pi := l.d.PaymentInstructions
 	if pi == nil {
 		return out
 	}
 	if m := meansName(pi.MeansCode); m != "" {
-		account = append(account, "Payment by "+m)
+		account = append(account, l.lc.tf("Payment by %s", l.lc.t(m)))
 	}
 	if pi.AccountName != "" {
-		account = append(account, "Account holder: "+pi.AccountName)
+		account = append(account, l.lc.tf("Account holder: %s", pi.AccountName))
 	}
 	if pi.IBAN != "" {
 		account = append(account, "IBAN: "+groupIBAN(pi.IBAN))
@@ -493,9 +498,9 @@ func (l *layout) paymentParas() []string {
 		account = append(account, "BIC: "+pi.BIC)
 	}
 	if ref := pi.RemittanceInformation; ref != "" {
-		account = append(account, "Reference: "+ref)
+		account = append(account, l.lc.tf("Reference: %s", ref))
 	} else if l.d.Number != "" {
-		account = append(account, "Reference: "+l.d.Number)
+		account = append(account, l.lc.tf("Reference: %s", l.d.Number))
 	}
 	if len(account) > 0 {
 		out = append(out, strings.Join(account, "\n"))
@@ -544,7 +549,7 @@ func (l *layout) footers() {
 	s := l.d.Seller
 	left := []string{s.Name}
 	if s.VATID != "" {
-		left = append(left, "VAT ID "+s.VATID)
+		left = append(left, l.lc.tf("VAT ID %s", s.VATID))
 	}
 	if s.Email != "" {
 		left = append(left, s.Email)
@@ -557,7 +562,7 @@ func (l *layout) footers() {
 		l.p.Line(marginX, pageH-17, pageW-marginX, pageH-17)
 		l.font("", 7.5, muted)
 		l.cell(marginX, pageH-15.5, 122, 4, l.ellipsis(l.c.clean(strings.Join(left, " · ")), 122), "L")
-		l.cell(pageW-marginX-50, pageH-15.5, 50, 4, l.title()+" · Page "+strconv.Itoa(i)+" of "+strconv.Itoa(n), "R")
+		l.cell(pageW-marginX-60, pageH-15.5, 60, 4, l.title()+" · "+l.lc.tf("Page %d of %d", i, n), "R")
 	}
 }
 
@@ -656,27 +661,34 @@ func addressLines(a einvoice.Address) []string {
 }
 
 // partyIDs are a party's identifiers and contact, one per line.
-func partyIDs(p einvoice.Party, seller bool) []string {
+func (l *layout) partyIDs(p einvoice.Party, seller bool) []string {
 	var out []string
 	if p.VATID != "" {
-		out = append(out, "VAT ID: "+p.VATID)
+		out = append(out, l.lc.tf("VAT ID: %s", p.VATID))
 	}
 	if seller && p.TaxRegistration != "" {
-		out = append(out, "Tax number: "+p.TaxRegistration)
+		out = append(out, l.lc.tf("Tax number: %s", p.TaxRegistration))
 	}
 	if p.LegalRegistration != nil && p.LegalRegistration.Value != "" {
-		out = append(out, "Registration: "+p.LegalRegistration.Value)
+		out = append(out, l.lc.tf("Registration: %s", p.LegalRegistration.Value))
 	}
 	for _, id := range p.Identifiers {
-		out = append(out, "ID: "+id.Value)
+		out = append(out, l.lc.tf("ID: %s", id.Value))
 	}
 	if p.Email != "" {
 		out = append(out, p.Email)
 	}
 	if e := p.ElectronicAddress; e != nil && e.Value != "" && e.Value != p.Email {
-		out = append(out, "E-invoicing address: "+e.Value)
+		out = append(out, l.lc.tf("E-invoicing address: %s", e.Value))
 	}
 	return out
+}
+
+// amount is minor units of the document's currency as the locale writes
+// them; the currency was checked before layout began.
+func (l *layout) amount(minor int64) string {
+	s, _ := money(minor, l.d.Currency)
+	return l.lc.number(s)
 }
 
 func meansName(code string) string {

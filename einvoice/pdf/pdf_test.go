@@ -431,3 +431,26 @@ func TestExtremes(t *testing.T) {
 		t.Errorf("%d of 800 lines of terms printed", n)
 	}
 }
+
+func TestLanguages(t *testing.T) {
+	r := newRenderer(t)
+	for _, tc := range []struct {
+		lang string
+		want []string
+	}{
+		{"", []string{"INVOICE", "Invoice number", "2026-11-20", "1,865.93", "EUR 2,066.17", "Page 1 of 1", "S 19%", "2.5", "hour"}},
+		{"de-DE", []string{"RECHNUNG", "Rechnungsnummer", "20.11.2026", "1.865,93", "EUR 2.066,17", "Seite 1 von 1", "S 19%", "2,5", "Std.", "Bitte zahlen Sie EUR 2.066,17 bis zum 20.12.2026."}},
+		{"fr", []string{"FACTURE", "Numéro", "20/11/2026", "865,93", "Net à payer", "Page 1 sur 1", "S 7%", "Total TTC"}},
+	} {
+		t.Run(tc.lang, func(t *testing.T) {
+			d := sampleDocument(5)
+			d.Language = tc.lang
+			got := text(t, render(t, r, d))
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("text lacks %q", w)
+				}
+			}
+		})
+	}
+}

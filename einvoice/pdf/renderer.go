@@ -67,7 +67,7 @@ func (r *Renderer) Render(d einvoice.Document, opts Options) ([]byte, error) {
 		return nil, fmt.Errorf("pdf: %w", err)
 	}
 	p := r.newFpdf()
-	l := &layout{p: p, d: d, c: r.cover}
+	l := &layout{p: p, d: d, c: r.cover, lc: localeFor(d.Language)}
 	l.draw()
 	if err := p.Error(); err != nil {
 		return nil, fmt.Errorf("pdf: layout: %w", err)
@@ -92,9 +92,10 @@ func (r *Renderer) newFpdf() *fpdf.Fpdf {
 
 // info is the file's metadata, the same in the Info dictionary and in XMP.
 func (r *Renderer) info(d einvoice.Document, facturX bool) docInfo {
-	title := "Invoice " + d.Number
+	lc := localeFor(d.Language)
+	title := lc.tf("Invoice %s", d.Number)
 	if d.Number == "" {
-		title = "Draft invoice"
+		title = lc.t("Draft invoice")
 	}
 	lang := d.Language
 	if lang == "" {
