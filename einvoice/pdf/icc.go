@@ -11,12 +11,8 @@ import (
 // and DeviceGray colours the page uses device-independent. Built rather than
 // shipped: a few hundred bytes of well-known numbers, no licence question.
 func srgbProfile() []byte {
-	type tag struct {
-		sig  string
-		data []byte
-	}
 	curve := curveTag()
-	tags := []tag{
+	table, body := tagTable([]iccTag{
 		{"desc", descTag("sRGB IEC61966-2.1")},
 		{"cprt", textTag("No copyright, use freely")},
 		{"wtpt", xyzTag(0.9642, 1.0, 0.8249)},
@@ -24,28 +20,9 @@ func srgbProfile() []byte {
 		{"gXYZ", xyzTag(0.3850649, 0.7168786, 0.0971045)},
 		{"bXYZ", xyzTag(0.1430804, 0.0606169, 0.7141733)},
 		{"rTRC", curve}, {"gTRC", curve}, {"bTRC", curve},
-	}
+	})
 	header := make([]byte, 128)
-	table := binary.BigEndian.AppendUint32(nil, uint32(len(tags)))
-	var body []byte
-	offset := 128 + 4 + 12*len(tags)
-	shared := map[*byte]int{} // the three curves share one copy
-	for _, t := range tags {
-		at, ok := shared[&t.data[0]]
-		if !ok {
-			at = offset + len(body)
-			shared[&t.data[0]] = at
-			body = append(body, t.data...)
-			for len(body)%4 != 0 {
-				body = append(body, 0)
-			}
-		}
-		table = append(table, t.sig...)
-		table = binary.BigEndian.AppendUint32(table, uint32(at))
-		table = binary.BigEndian.AppendUint32(table, uint32(len(t.data)))
-	}
-	size := 128 + len(table) + len(body)
-	binary.BigEndian.PutUint32(header[0:], uint32(size))
+	binary.BigEndian.PutUint32(header[0:], uint32(128+len(table)+len(body)))
 	binary.BigEndian.PutUint32(header[8:], 0x02100000) // version 2.1
 	copy(header[12:], "mntrRGB XYZ ")
 	for i, v := range []uint16{2026, 1, 1, 0, 0, 0} { // fixed: deterministic bytes
@@ -53,8 +30,35 @@ func srgbProfile() []byte {
 	}
 	copy(header[36:], "acsp")
 	copy(header[68:], xyzTag(0.9642, 1.0, 0.8249)[8:]) // the PCS illuminant, D50
-	out := append(header, table...)
-	return append(out, body...)
+	return append(append(header, table...), body...)
+}
+
+type iccTag struct {
+	sig  string
+	data []byte
+}
+
+// tagTable lays out the tag table and the tag data after it, 4-byte
+// aligned; tags with the same data (the three curves) share one copy.
+func tagTable(tags []iccTag) (table, body []byte) {
+	table = binary.BigEndian.AppendUint32(nil, uint32(len(tags)))
+	start := 128 + 4 + 12*len(tags)
+	at := map[string]int{}
+	for _, t := range tags {
+		off, ok := at[string(t.data)]
+		if !ok {
+			off = start + len(body)
+			at[string(t.data)] = off
+			body = append(body, t.data...)
+			for len(body)%4 != 0 {
+				body = append(body, 0)
+			}
+		}
+		table = append(table, t.sig...)
+		table = binary.BigEndian.AppendUint32(table, uint32(off))
+		table = binary.BigEndian.AppendUint32(table, uint32(len(t.data)))
+	}
+	return table, body
 }
 
 func s15f16(v float64) []byte {

@@ -34,8 +34,8 @@ var (
 
 // layout draws one document onto a fresh fpdf document.
 type layout struct {
-	p *fpdf.Fpdf
-	d einvoice.Document
+	p  *fpdf.Fpdf
+	d  einvoice.Document
 	c  *coverage
 	lc locale
 	y  float64 // where the next block starts on the current page
@@ -106,6 +106,15 @@ func (l *layout) title() string {
 // right.
 func (l *layout) header() {
 	top := l.y
+	y := l.sellerBlock(top)
+	ry := l.titleBlock(top)
+	l.y = max(y, ry) + 6
+	l.hrule(l.y)
+	l.y += 6
+}
+
+// sellerBlock draws who sends the invoice; it returns the y below it.
+func (l *layout) sellerBlock(top float64) float64 {
 	s := l.d.Seller
 	l.font("B", 15, accent)
 	y := l.para(marginX, top, 100, 6.5, s.Name)
@@ -116,36 +125,39 @@ func (l *layout) header() {
 	l.font("", 9, ink)
 	y = l.lines(marginX, y+1, 100, 4.3, addressLines(s.Address))
 	l.font("", 8.5, muted)
-	y = l.lines(marginX, y+1, 100, 4, l.partyIDs(s, true))
+	return l.lines(marginX, y+1, 100, 4, l.partyIDs(s, true))
+}
 
+// titleBlock draws the title, the stamp and the facts at the top right; it
+// returns the y below them.
+func (l *layout) titleBlock(top float64) float64 {
+	const x = 120.0
 	l.font("B", 22, ink)
 	heading := "INVOICE"
 	if l.d.TypeCode == einvoice.TypeCreditNote {
 		heading = "CREDIT NOTE"
 	}
-	l.cell(120, top-1, pageW-marginX-120, 9, l.lc.t(heading), "R")
-	ry := top + 10
+	l.cell(x, top-1, pageW-marginX-x, 9, l.lc.t(heading), "R")
+	y := top + 10
 	if w := l.stampWord(); w != "" {
 		l.font("B", 11, redMark)
-		l.cell(120, ry, pageW-marginX-120, 5.5, w, "R")
-		ry += 6.5
+		l.cell(x, y, pageW-marginX-x, 5.5, w, "R")
+		y += 6.5
 	}
 	for _, f := range l.facts() {
 		l.font("", 8.5, muted)
-		l.cell(120, ry, 30, 4.8, f[0], "L")
+		l.cell(x, y, 30, 4.8, f[0], "L")
 		l.font("B", 9, ink)
-		for _, v := range l.wrap(f[1], pageW-marginX-150) {
-			l.cell(150, ry, pageW-marginX-150, 4.8, v, "R")
-			ry += 4.8
+		for _, v := range l.wrap(f[1], pageW-marginX-x-30) {
+			l.cell(x+30, y, pageW-marginX-x-30, 4.8, v, "R")
+			y += 4.8
 		}
 	}
 	if l.d.Status == einvoice.StatusVoid && l.d.VoidReason != "" {
 		l.font("", 8.5, redMark)
-		ry = l.para(120, ry+1, pageW-marginX-120, 4, l.lc.tf("Voided: %s", l.d.VoidReason))
+		y = l.para(x, y+1, pageW-marginX-x, 4, l.lc.tf("Voided: %s", l.d.VoidReason))
 	}
-	l.y = max(y, ry) + 6
-	l.hrule(l.y)
-	l.y += 6
+	return y
 }
 
 // facts are the label/value pairs under the title.
@@ -252,21 +264,8 @@ type rowText struct {
 // the page (only a description of many short lines can be) continues on
 // the next pages, under the repeated header.
 func (l *layout) lineRow(i int, line einvoice.Line, desc, note []string, h float64) {
-	id := line.ID
-	if id == "" {
-		id = strconv.Itoa(i + 1)
-	}
-	cells := []string{l.c.clean(id), "", l.lc.number(l.c.clean(line.Quantity)), l.c.clean(l.lc.t(unit(line.UnitCode))),
-		l.amount(line.Price), l.c.clean(line.VATCategory) + " " + l.lc.number(rate(line.VATRateBps)), l.amount(line.NetAmount)}
-	x := marginX
-	for j, c := range columns {
-		if j != 1 {
-			l.font("", 9, ink)
-			l.cell(x, l.y+1, c.w, 4.3, cells[j], c.align)
-		}
-		x += c.w
-	}
-	var texts []rowText
+	l.rowCells(i, line)
+	texts := make([]rowText, 0, len(desc)+len(note))
 	for _, d := range desc {
 		texts = append(texts, rowText{d, false})
 	}
@@ -275,20 +274,12 @@ func (l *layout) lineRow(i int, line einvoice.Line, desc, note []string, h float
 	}
 	y := l.y + 1
 	for _, t := range texts {
-		lh := 4.3
-		l.font("", 9, ink)
-		if t.note {
-			lh = 3.5
-			l.font("", 7.5, muted)
-		}
+		lh := l.rowFont(t.note)
 		if y+lh > bottom {
 			l.newPage()
 			l.tableHeader()
 			y = l.y + 1
-			l.font("", 9, ink)
-			if t.note {
-				l.font("", 7.5, muted)
-			}
+			l.rowFont(t.note)
 		}
 		l.cell(marginX+columns[0].w, y, columns[1].w, lh, t.s, "L")
 		y += lh
@@ -297,6 +288,35 @@ func (l *layout) lineRow(i int, line einvoice.Line, desc, note []string, h float
 	l.p.SetDrawColor(rule.r, rule.g, rule.b)
 	l.p.SetLineWidth(0.15)
 	l.p.Line(marginX, l.y-0.5, marginX+contentW, l.y-0.5)
+}
+
+// rowFont sets the font of a description or a note line and returns its
+// line height.
+func (l *layout) rowFont(note bool) float64 {
+	if note {
+		l.font("", 7.5, muted)
+		return 3.5
+	}
+	l.font("", 9, ink)
+	return 4.3
+}
+
+// rowCells draws a line's one-line cells: all but the description.
+func (l *layout) rowCells(i int, line einvoice.Line) {
+	id := line.ID
+	if id == "" {
+		id = strconv.Itoa(i + 1)
+	}
+	cells := []string{l.c.clean(id), "", l.lc.number(l.c.clean(line.Quantity)), l.c.clean(l.lc.t(unit(line.UnitCode))),
+		l.amount(line.Price), l.c.clean(line.VATCategory) + " " + l.lc.number(rate(line.VATRateBps)), l.amount(line.NetAmount)}
+	l.font("", 9, ink)
+	x := marginX
+	for j, c := range columns {
+		if j != 1 {
+			l.cell(x, l.y+1, c.w, 4.3, cells[j], c.align)
+		}
+		x += c.w
+	}
 }
 
 // summary: the VAT breakdown on the left, the totals on the right, kept

@@ -21,42 +21,17 @@ import (
 // finish keeps every object before them byte for byte, writes its own
 // objects after them and a new cross-reference table.
 func (r *Renderer) finish(raw []byte, info docInfo, xml []byte) ([]byte, error) {
-	offsets, err := xrefOffsets(raw)
+	w, infoNum, catalogNum, err := rebase(raw, len(xml))
 	if err != nil {
 		return nil, err
 	}
-	size := len(offsets) // objects 1..size-1; fpdf's Info is size-2, its catalog size-1
-	infoNum, catalogNum := size-2, size-1
-	cut := offsets[infoNum]
-	if cut > offsets[catalogNum] || bytes.IndexByte(raw, '\n') < 0 {
-		return nil, errors.New("pdf: unexpected fpdf output layout")
-	}
-	headerEnd := bytes.IndexByte(raw, '\n') + 1
-	header := []byte("%PDF-1.7\n%\xE2\xE3\xCF\xD3\n")
-	delta := len(header) - headerEnd
-
-	w := &writer{buf: bytes.NewBuffer(make([]byte, 0, len(raw)+len(xml)+8192))}
-	w.buf.Write(header)
-	w.buf.Write(raw[headerEnd:cut])
-	w.offsets = make([]int, size, size+6)
-	for n := 1; n < infoNum; n++ {
-		w.offsets[n] = offsets[n] + delta
-	}
-	next := size
-	alloc := func() int { next++; return next - 1 }
-
-	meta, icc, intent := alloc(), alloc(), alloc()
+	meta, icc, intent := w.next(), w.next(), w.next()
 	w.stream(meta, "/Type /Metadata /Subtype /XML", xmpPacket(info), false)
 	w.streamRaw(icc, "/N 3 /Filter /FlateDecode", r.iccFlate)
 	w.object(intent, "<< /Type /OutputIntent /S /GTS_PDFA1 /OutputConditionIdentifier (sRGB IEC61966-2.1) /Info (sRGB IEC61966-2.1) /DestOutputProfile "+ref(icc)+" >>")
 	var files string
 	if xml != nil {
-		ef, spec := alloc(), alloc()
-		sum := md5.Sum(xml)
-		params := fmt.Sprintf("/Size %d /CheckSum <%x>", len(xml), sum) + dateEntry(" /ModDate ", info.Date)
-		w.stream(ef, "/Type /EmbeddedFile /Subtype /text#2Fxml /Params << "+params+" >>", xml, true)
-		w.object(spec, "<< /Type /Filespec /F ("+facturXFileName+") /UF ("+facturXFileName+") /Desc (Factur-X invoice, profile EN 16931) /AFRelationship /Alternative /EF << /F "+ref(ef)+" /UF "+ref(ef)+" >> >>")
-		files = " /Names << /EmbeddedFiles << /Names [(" + facturXFileName + ") " + ref(spec) + "] >> >> /AF [" + ref(spec) + "] /PageMode /UseAttachments"
+		files = w.facturX(xml, info.Date)
 	}
 	w.object(infoNum, "<< /Title "+textString(info.Title)+" /Author "+textString(info.Author)+" /Subject "+textString(info.Subject)+
 		" /Creator "+textString(info.Creator)+" /Producer "+textString(info.Producer)+
@@ -65,6 +40,42 @@ func (r *Renderer) finish(raw []byte, info docInfo, xml []byte) ([]byte, error) 
 		" /Lang "+textString(info.Lang)+" /ViewerPreferences << /DisplayDocTitle true >>"+files+" >>")
 	w.trailer(catalogNum, infoNum)
 	return w.buf.Bytes(), nil
+}
+
+// rebase starts the new file from fpdf's: a PDF 1.7 header with the binary
+// comment PDF/A asks for, then every object before fpdf's Info dictionary
+// and catalog (its last two), moved by the header's change in length.
+func rebase(raw []byte, extra int) (w *writer, infoNum, catalogNum int, err error) {
+	offsets, err := xrefOffsets(raw)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	size := len(offsets) // objects 1..size-1
+	infoNum, catalogNum = size-2, size-1
+	cut, headerEnd := offsets[infoNum], bytes.IndexByte(raw, '\n')+1
+	if cut > offsets[catalogNum] || headerEnd == 0 || headerEnd > cut {
+		return nil, 0, 0, errors.New("pdf: unexpected fpdf output layout")
+	}
+	header := []byte("%PDF-1.7\n%\xE2\xE3\xCF\xD3\n")
+	w = &writer{buf: bytes.NewBuffer(make([]byte, 0, len(raw)+extra+8192)), offsets: make([]int, size, size+6)}
+	w.buf.Write(header)
+	w.buf.Write(raw[headerEnd:cut])
+	for n := 1; n < infoNum; n++ {
+		w.offsets[n] = offsets[n] + len(header) - headerEnd
+	}
+	return w, infoNum, catalogNum, nil
+}
+
+// facturX embeds xml as factur-x.xml, an associated file of the document,
+// and returns the catalog entries that point at it.
+func (w *writer) facturX(xml []byte, date string) string {
+	ef, spec := w.next(), w.next()
+	sum := md5.Sum(xml)
+	params := fmt.Sprintf("/Size %d /CheckSum <%x>", len(xml), sum) + dateEntry(" /ModDate ", date)
+	w.stream(ef, "/Type /EmbeddedFile /Subtype /text#2Fxml /Params << "+params+" >>", xml, true)
+	w.object(spec, "<< /Type /Filespec /F ("+facturXFileName+") /UF ("+facturXFileName+") /Desc (Factur-X invoice, profile EN 16931)"+
+		" /AFRelationship /Alternative /EF << /F "+ref(ef)+" /UF "+ref(ef)+" >> >>")
+	return " /Names << /EmbeddedFiles << /Names [(" + facturXFileName + ") " + ref(spec) + "] >> >> /AF [" + ref(spec) + "] /PageMode /UseAttachments"
 }
 
 // xrefOffsets reads fpdf's classic cross-reference table: one subsection
@@ -98,7 +109,13 @@ func xrefOffsets(raw []byte) ([]int, error) {
 // writer appends numbered objects and remembers where each starts.
 type writer struct {
 	buf     *bytes.Buffer
-	offsets []int
+	offsets []int // offsets[n] is where object n starts; len is the next free number
+}
+
+// next reserves the next object number.
+func (w *writer) next() int {
+	w.offsets = append(w.offsets, 0)
+	return len(w.offsets) - 1
 }
 
 func (w *writer) start(n int) {

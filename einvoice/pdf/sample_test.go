@@ -43,6 +43,12 @@ func sampleDocument(n int) einvoice.Document {
 		},
 		Status: einvoice.StatusIssued,
 	}
+	d.Lines = sampleLines(n)
+	return withTotals(d)
+}
+
+// sampleLines are n lines cycling through rates 19 %, 7 % and exempt.
+func sampleLines(n int) []einvoice.Line {
 	names := []string{
 		"Consulting — architecture review of the billing platform, including a written report",
 		"Software licence «Pro», annual",
@@ -51,8 +57,7 @@ func sampleDocument(n int) einvoice.Document {
 		"Hosting, exempt medical data service",
 	}
 	units := []string{"HUR", "ANN", "HUR", "DAY", "MON"}
-	var byRate = map[string]*einvoice.VATBreakdown{}
-	var order []string
+	lines := make([]einvoice.Line, 0, n)
 	for i := 0; i < n; i++ {
 		qty, price := int64(i%7+1), int64(12500+i*137)
 		cat, bps := einvoice.CategoryStandard, int64(1900)
@@ -70,12 +75,22 @@ func sampleDocument(n int) einvoice.Document {
 			line.NetAmount = price * 5 / 2
 			line.Note = "Billed per started half hour"
 		}
-		d.Lines = append(d.Lines, line)
-		key := fmt.Sprint(cat, bps)
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// withTotals computes the VAT breakdown (one per category and rate, tax
+// half up on the taxable amount as BR-CO-17 expects) and the totals.
+func withTotals(d einvoice.Document) einvoice.Document {
+	byRate := map[string]*einvoice.VATBreakdown{}
+	var order []string
+	for _, line := range d.Lines {
+		key := fmt.Sprint(line.VATCategory, line.VATRateBps)
 		v, ok := byRate[key]
 		if !ok {
-			v = &einvoice.VATBreakdown{Category: cat, RateBps: bps}
-			if cat == einvoice.CategoryExempt {
+			v = &einvoice.VATBreakdown{Category: line.VATCategory, RateBps: line.VATRateBps}
+			if line.VATCategory == einvoice.CategoryExempt {
 				v.ExemptionReason = "Exempt under Article 132(1)(c) of Directive 2006/112/EC"
 				v.ExemptionReasonCode = "VATEX-EU-132-1C"
 			}
@@ -84,9 +99,10 @@ func sampleDocument(n int) einvoice.Document {
 		}
 		v.TaxableAmount += line.NetAmount
 	}
+	d.VATBreakdown, d.Totals = nil, einvoice.Totals{}
 	for _, k := range order {
 		v := byRate[k]
-		v.TaxAmount = (v.TaxableAmount*v.RateBps + 5000) / 10000 // half up, as BR-CO-17 expects
+		v.TaxAmount = (v.TaxableAmount*v.RateBps + 5000) / 10000
 		d.VATBreakdown = append(d.VATBreakdown, *v)
 		d.Totals.LineTotal += v.TaxableAmount
 		d.Totals.Tax += v.TaxAmount
