@@ -1,6 +1,8 @@
 package pdf
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"os"
 	"os/exec"
@@ -10,7 +12,7 @@ import (
 	"github.com/invoicing/invoicing/einvoice"
 )
 
-var update = flag.Bool("update", false, "rewrite docs/invoice-page1.png from the representative invoice")
+var update = flag.Bool("update", false, "rewrite docs/invoice-page1.png and testdata/invoice.pdf.sha256 from the representative invoice")
 
 // docsPNG is page 1 of a representative invoice, shown in the docs.
 const docsPNG = "../../docs/invoice-page1.png"
@@ -61,5 +63,36 @@ func TestDocsPicture(t *testing.T) {
 	}
 	if err := os.WriteFile(docsPNG, png, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// goldenHash holds the SHA-256 of the representative invoice's PDF: a
+// change of a single byte, wanted (layout) or not (a clock, a map order),
+// shows here. Rewrite with -update after a deliberate change.
+const goldenHash = "testdata/invoice.pdf.sha256"
+
+func TestGoldenBytes(t *testing.T) {
+	// A fixed XML: the golden pins this package's bytes, not einvoice's CII.
+	pdf, err := newRenderer(t).Render(docsDocument(), Options{FacturX: []byte("<rsm:CrossIndustryInvoice/>\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(pdf)
+	got := hex.EncodeToString(sum[:]) + "\n"
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(goldenHash, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(goldenHash)
+	if err != nil {
+		t.Fatalf("%v: run go test ./einvoice/pdf -run TestGoldenBytes -update", err)
+	}
+	if got != string(want) {
+		t.Fatalf("the PDF's bytes changed: sha256 %s, golden %s (a deliberate change: -update)", got, want)
 	}
 }
