@@ -106,9 +106,14 @@ down:
 # itself. Knobs from the environment: BENCH_CLIENTS (16), BENCH_DURATION
 # (10s per phase), BENCH_N (1000000 invoices, bench-scale); any other flag
 # through BENCH_FLAGS, e.g. `make bench-scale BENCH_N=100000`.
-.PHONY: bench bench-scale
-bench:
+# bench first reports the time to render one document (UBL, CII, PDF: Go
+# benchmarks of einvoice/...), then runs the service benchmark.
+.PHONY: bench bench-scale bench-render
+bench: bench-render
 	$(GO) run ./cmd/bench service $(BENCH_FLAGS)
+
+bench-render:
+	$(GO) test -run '^$$' -bench Render -benchmem ./einvoice/...
 
 bench-scale:
 	$(GO) run ./cmd/bench scale $(BENCH_FLAGS)

@@ -3,6 +3,7 @@ package einvoice
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -74,8 +75,10 @@ var categoryRules = map[string]categoryRule{
 	CategoryIntraCommunity: {"Intra-community supply", "BR-IC", rateZero, sellerVATOnly, buyerVAT, true},
 	CategoryExport:         {"Export outside the EU", "BR-G", rateZero, sellerVATOnly, buyerAny, true},
 	CategoryNotSubject:     {"Not subject to VAT", "BR-O", rateAbsent, sellerNoVAT, buyerNoVAT, true},
-	CategoryCanaryIslands:  {"IGIC", "BR-AF", rateNonNegative, sellerVATOrTax, buyerAny, false},
-	CategoryCeutaMelilla:   {"IPSI", "BR-AG", rateNonNegative, sellerVATOrTax, buyerAny, false},
+	// EN 16931 and CEN's UBL artefact allow IGIC at 0 %, CEN's CII artefact
+	// (1.3.16) wants a rate above 0: the service makes documents both pass.
+	CategoryCanaryIslands: {"IGIC", "BR-AF", ratePositive, sellerVATOrTax, buyerAny, false},
+	CategoryCeutaMelilla:  {"IPSI", "BR-AG", rateNonNegative, sellerVATOrTax, buyerAny, false},
 }
 
 // Check reports every EN 16931 business rule d breaks that the service's
@@ -86,6 +89,11 @@ var categoryRules = map[string]categoryRule{
 // (Validate checks them in a document read back). Empty means renderable.
 func Check(d Document) []Problem {
 	c := checker{d: &d}
+	c.run()
+	return c.problems
+}
+
+func (c *checker) run() {
 	c.mandatory()
 	c.currency()
 	c.lines()
@@ -96,15 +104,18 @@ func Check(d Document) []Problem {
 	c.payment()
 	c.periods()
 	c.texts()
-	return c.problems
 }
 
 // checker collects problems. taxRepVAT is the seller tax representative's
 // VAT identifier (BT-63), which the service never has; the validator sets
-// it for documents of others.
+// it for documents of others, and foreign: their amounts are decimals as
+// written, so a currency with three decimals is fine as long as each
+// amount has at most two (the BR-DEC rules, checked there).
 type checker struct {
 	d         *Document
 	taxRepVAT string
+	foreign   bool
+	syntax    string // of a document read back
 	problems  []Problem
 }
 
@@ -136,6 +147,9 @@ func (c *checker) mandatory() {
 func (c *checker) currency() {
 	cur := c.d.Currency
 	exp, ok := CurrencyExponent(cur)
+	if c.foreign {
+		exp, ok = 0, ok || strings.Contains(noMinorUnit, cur) && len(cur) == 3
+	}
 	switch {
 	case cur == "":
 	case !ok:
@@ -145,6 +159,11 @@ func (c *checker) currency() {
 	}
 }
 
+// noMinorUnit are the codes of EN 16931's currency list without a minor
+// unit (metals, special drawing rights, test codes): valid in a document
+// read back, never written by the service.
+const noMinorUnit = "XAG XAU XBA XBB XBC XBD XDR XPD XPT XSU XTS XUA XXX"
+
 func linePath(i int, field string) string { return "lines[" + strconv.Itoa(i) + "]." + field }
 
 func (c *checker) lines() {
@@ -152,6 +171,9 @@ func (c *checker) lines() {
 	for i, l := range c.d.Lines {
 		c.lineTerms(i, l)
 		r, ok := categoryRules[l.VATCategory]
+		if !ok && c.splitPayment(l.VATCategory) {
+			continue
+		}
 		if !ok {
 			if l.VATCategory == "" {
 				c.add("BR-CO-04", linePath(i, "tax_category"), "each invoice line shall be categorized with a VAT category code (BT-151)")
@@ -167,6 +189,13 @@ func (c *checker) lines() {
 		}
 	}
 	c.notSubjectAlone()
+}
+
+// splitPayment: category B (Italian split payment) is in EN 16931's list
+// but not among the service's categories; in a document read back it is
+// accepted, its own rules (BR-B-*) are not checked.
+func (c *checker) splitPayment(category string) bool {
+	return c.foreign && category == "B"
 }
 
 func (c *checker) lineTerms(i int, l Line) {
@@ -186,6 +215,9 @@ func (c *checker) lineTerms(i int, l Line) {
 }
 
 func (c *checker) lineRate(i int, l Line, r categoryRule) {
+	if c.foreign && c.syntax == SyntaxUBL && l.VATCategory == CategoryCanaryIslands {
+		r.rate = rateNonNegative // what CEN's UBL artefact checks
+	}
 	bad := false
 	switch r.rate {
 	case rateZero, rateAbsent:
@@ -269,6 +301,9 @@ func (c *checker) breakdown() {
 	}
 	for _, b := range c.d.VATBreakdown {
 		r, ok := categoryRules[b.Category]
+		if !ok && c.splitPayment(b.Category) {
+			continue
+		}
 		if !ok {
 			c.add("BR-CL-17", "lines", "VAT breakdown category code %q is not one EN 16931 knows", b.Category)
 			continue

@@ -63,6 +63,7 @@ func TestCheckRules(t *testing.T) {
 		{"BR-G-05", "lines[0].tax_rate_bps", func() Document { return withLines(full(), lineSpec{"1", 100, "G", 500}) }},
 		{"BR-O-05", "lines[0].tax_rate_bps", func() Document { return o(withLines(full(), lineSpec{"1", 100, "O", 500})) }},
 		{"BR-AF-05", "lines[0].tax_rate_bps", func() Document { return withLines(full(), lineSpec{"1", 100, "L", -1}) }},
+		{"BR-AF-05", "lines[0].tax_rate_bps", func() Document { return withLines(full(), lineSpec{"1", 100, "L", 0}) }},
 		{"BR-AG-05", "lines[0].tax_rate_bps", func() Document { return withLines(full(), lineSpec{"1", 100, "M", -1}) }},
 		{"BR-E-10", "tax_exemptions", func() Document { return noReasons(withLines(full(), lineSpec{"1", 100, "E", 0})) }},
 		{"BR-AE-10", "tax_exemptions", func() Document { return noReasons(withLines(full(), lineSpec{"1", 100, "AE", 0})) }},

@@ -13,7 +13,8 @@ import (
 // The command tree, built afresh by run for every call (no package-level
 // command state). Each group of commands lives in its own file: cli_events.go,
 // cli_projections.go, cli_audit.go; single commands in cli_serve.go,
-// cli_devtoken.go, cli_version.go, cli_healthcheck.go.
+// cli_devtoken.go, cli_version.go, cli_healthcheck.go; e-invoices in
+// cli_einvoice.go.
 //
 // Adding a subcommand to a group is one function in the group's file,
 //
@@ -53,7 +54,8 @@ func newRootCmd(getenv func(string) string) *cobra.Command {
 		Short: "The invoicing service and its operator tools",
 		Long: `invoicing is the invoicing REST API (serve) and the tools to run it:
 development tokens, event export, projection status, rebuild and retry, an
-audit of the read models against the events, and a health check.
+audit of the read models against the events, a health check, and a check of
+EN 16931 e-invoices.
 
 serve and the database commands are configured by environment variables
 (DATABASE_URL, EVENTSTORE_URL, ...: see docs/configuration.md). Usage errors exit 2,
@@ -78,6 +80,7 @@ other failures exit 1.`,
 		newAuditCmd(c),
 		newVersionCmd(),
 		newHealthcheckCmd(c),
+		newEinvoiceCmd(),
 	)
 	root.SetHelpCommand(newHelpCmd(root))
 	root.InitDefaultHelpCmd()

@@ -47,7 +47,7 @@ func TestEveryCommandHasHelpListingItsFlags(t *testing.T) {
 	paths := commandPaths(root, nil)
 	for _, want := range [][]string{{"serve"}, {"dev-token"}, {"events", "read"}, {"events", "export"},
 		{"projections", "status"}, {"projections", "rebuild"}, {"projections", "retry"}, {"audit", "verify"},
-		{"version"}, {"healthcheck"}, {"completion", "bash"}, {"help"}} {
+		{"version"}, {"healthcheck"}, {"einvoice", "validate"}, {"completion", "bash"}, {"help"}} {
 		if !slices.ContainsFunc(paths, func(p []string) bool { return slices.Equal(p, want) }) {
 			t.Errorf("the command tree lacks %q", want)
 		}
@@ -162,6 +162,7 @@ func TestUsageErrorsAreOneLineAndExit2(t *testing.T) {
 		{[]string{"healthcheck", "--timeout", "0s"}, "want a positive duration"},
 		{[]string{"help", "bogus"}, `no command "bogus"`},
 		{[]string{"completion"}, "completion: missing command"},
+		{[]string{"einvoice", "validate"}, "requires at least 1 arg(s)"},
 		{[]string{"completion", "tcsh"}, `unknown command "tcsh"`},
 	}
 	for _, tt := range tests {

@@ -1,7 +1,8 @@
 // Package archtest checks that dependencies point one way (STYLE.md, "Where
 // things live"): transport → command/query → events, projections → events,
-// audit → events, wiring (telemetry, the benchmark) only under cmd/, and
-// that the domain knows nothing of HTTP or SQL.
+// audit → events, einvoice → events (used by transport and cmd only),
+// wiring (telemetry, the benchmark) only under cmd/, and that the domain
+// knows nothing of HTTP or SQL.
 package archtest
 
 import (
@@ -24,6 +25,7 @@ const (
 	query       = "query"
 	transport   = "transport"
 	benchLib    = "internal/bench"
+	einvoice    = "einvoice"
 	pdf         = "einvoice/pdf"
 	// telemetry is wiring: its home is under cmd/invoicing, and no package
 	// outside cmd/ may import it wherever it sits.
@@ -57,6 +59,11 @@ func outside(prefixes ...string) func(string) bool {
 	}
 }
 
+// anyOf applies to the packages under any of pkgs.
+func anyOf(pkgs ...string) func(string) bool {
+	return func(p string) bool { return !outside(pkgs...)(p) }
+}
+
 func project(pkgs ...string) []string {
 	out := make([]string, len(pkgs))
 	for i, p := range pkgs {
@@ -77,12 +84,14 @@ func rules() []rule {
 		{"the audit log follows events alone: no read models, commands or HTTP", under(audit), append(project(projections, command, query, transport), "net/http")},
 		{"transport reaches stores only through command and query", under(transport),
 			project(projections, audit, "events/pgstore", "events/esdb", "internal/pgmigrate")},
+		{"documents are renderings at the edge: nothing below transport and cmd imports einvoice",
+			anyOf(events, command, query, projections, audit), project(einvoice)},
+		{"einvoice renders values: no store, read model, command, HTTP or SQL", under(einvoice),
+			append(project(command, query, projections, transport, audit, "events/pgstore", "events/esdb"), sqlAndHTTP...)},
 		{"telemetry is wiring: only commands under cmd/ import it", outside("cmd", oldTelemetry), project(telemetry, oldTelemetry)},
 		{"the benchmark is a tool: nothing but its command imports it", outside("cmd/bench", benchLib), project(benchLib)},
 		{"the test helper is for tests: no package's build imports it", outside("internal/pgtest"), project("internal/pgtest")},
-		{"the PDF renderer draws a Document: no stores, HTTP or other layer", under(pdf),
-			append(project(command, query, projections, transport, audit, "events/pgstore", "events/esdb"), sqlAndHTTP...)},
-		{"only the edges (transport, cmd) render PDFs", outside(transport, "cmd", pdf), project(pdf)},
+		{"only the edges (transport, cmd) render PDFs: not even einvoice imports einvoice/pdf", outside(transport, "cmd", pdf), project(pdf)},
 		{"throwaway clusters are for tests and the benchmark", outside("internal/pgcluster", "internal/pgtest", benchLib, "cmd/bench"), project("internal/pgcluster")},
 	}
 }
@@ -143,8 +152,9 @@ func TestEachRuleCatchesItsArrow(t *testing.T) {
 		"projections/y": {module + benchLib},
 		"command/z":     {module + "internal/pgtest"},
 		"transport/w":   {module + "internal/pgcluster"},
-		pdf:             {module + transport},
-		"query/v":       {module + pdf},
+		"audit/v":       {module + einvoice},
+		"einvoice/pdf":  {module + query},
+		"einvoice/w":    {module + pdf},
 	}
 	got := violations(broken, rules())
 	for _, r := range rules() {
