@@ -454,3 +454,19 @@ func TestLanguages(t *testing.T) {
 		})
 	}
 }
+
+// TestFontsEmbedded: every font is embedded and maps to Unicode (pdffonts'
+// emb and uni columns), as PDF/A and text extraction need.
+func TestFontsEmbedded(t *testing.T) {
+	out := run(t, render(t, newRenderer(t), sampleDocument(3)), "pdffonts", "{}")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("pdffonts lists no font:\n%s", out)
+	}
+	for _, l := range lines[2:] {
+		f := strings.Fields(l)
+		if len(f) < 7 || f[len(f)-5] != "yes" || f[len(f)-3] != "yes" {
+			t.Errorf("font not embedded or without Unicode map: %s", l)
+		}
+	}
+}
