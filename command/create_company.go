@@ -28,6 +28,9 @@ type CreateCompany struct {
 	ExternalReference       string              `json:"external_reference,omitempty"`
 	Identifiers             []events.Identifier `json:"identifiers"`
 	InvoiceNumberPrefix     string              `json:"invoice_number_prefix,omitempty"`
+	// Absent, a request fingerprints as before them.
+	BankAccount       *events.BankAccount       `json:"bank_account,omitempty"`
+	ElectronicAddress *events.ElectronicAddress `json:"electronic_address,omitempty"`
 }
 
 // ParseCreateCompany decodes and validates a create-company body (Parsed).
@@ -35,10 +38,14 @@ func ParseCreateCompany(raw []byte) (Parsed[CreateCompany], error) {
 	return parseBody(raw, readCreateCompany)
 }
 
+// companyFields are the fields of a create-company request, which an
+// update may patch too.
+var companyFields = []string{"legal_name", "trading_name", "address", "default_currency",
+	"default_language", "default_payment_terms_days", "email", "external_reference", "identifiers",
+	"invoice_number_prefix", "bank_account", "electronic_address"}
+
 func readCreateCompany(r *reader, body map[string]any) CreateCompany {
-	o, _ := r.openObject("", body, "legal_name", "trading_name", "address", "default_currency",
-		"default_language", "default_payment_terms_days", "email", "external_reference", "identifiers",
-		"invoice_number_prefix")
+	o, _ := r.openObject("", body, companyFields...)
 	c := CreateCompany{
 		LegalName:           o.reqStr("legal_name", name200),
 		TradingName:         o.str("trading_name", name200),
@@ -48,6 +55,8 @@ func readCreateCompany(r *reader, body map[string]any) CreateCompany {
 		ExternalReference:   o.str("external_reference", reference),
 		Identifiers:         o.identifiers("identifiers"),
 		InvoiceNumberPrefix: o.str("invoice_number_prefix", numberPrefix),
+		BankAccount:         o.bankAccount("bank_account"),
+		ElectronicAddress:   o.electronicAddress("electronic_address"),
 	}
 	if v, ok := o.required("address"); ok {
 		c.Address = r.address("address", v)
@@ -97,6 +106,8 @@ func (in CreateCompany) event(id, accountID string, now time.Time) events.Compan
 		ExternalReference:       in.ExternalReference,
 		Identifiers:             in.Identifiers,
 		InvoiceNumberPrefix:     in.InvoiceNumberPrefix,
+		BankAccount:             in.BankAccount,
+		ElectronicAddress:       in.ElectronicAddress,
 		CreatedAt:               now,
 	}
 	if ev.DefaultLanguage == "" {

@@ -18,6 +18,8 @@ type CreateCustomer struct {
 	Email             string              `json:"email,omitempty"`
 	ExternalReference string              `json:"external_reference,omitempty"`
 	Identifiers       []events.Identifier `json:"identifiers"`
+	// Absent, a request fingerprints as before it.
+	ElectronicAddress *events.ElectronicAddress `json:"electronic_address,omitempty"`
 }
 
 // ParseCreateCustomer decodes and validates a create-customer body (Parsed).
@@ -25,13 +27,18 @@ func ParseCreateCustomer(raw []byte) (Parsed[CreateCustomer], error) {
 	return parseBody(raw, readCreateCustomer)
 }
 
+// customerFields are the fields of a create-customer request, which an
+// update may patch too.
+var customerFields = []string{"name", "address", "email", "external_reference", "identifiers", "electronic_address"}
+
 func readCreateCustomer(r *reader, body map[string]any) CreateCustomer {
-	o, _ := r.openObject("", body, "name", "address", "email", "external_reference", "identifiers")
+	o, _ := r.openObject("", body, customerFields...)
 	c := CreateCustomer{
 		Name:              o.reqStr("name", name200),
 		Email:             o.str("email", email),
 		ExternalReference: o.str("external_reference", reference),
 		Identifiers:       o.identifiers("identifiers"),
+		ElectronicAddress: o.electronicAddress("electronic_address"),
 	}
 	if v, ok := o.required("address"); ok {
 		c.Address = r.address("address", v)
@@ -40,15 +47,16 @@ func readCreateCustomer(r *reader, body map[string]any) CreateCustomer {
 }
 
 // CreateCustomer creates a customer of the caller's company companyID
-// (events.ErrNotFound unless the company is the caller's). The company
-// takes part in the idempotency scope: the same key under another company
-// is another request.
+// (events.ErrNotFound unless the company is the caller's; a StateError
+// when it is archived). The company takes part in the idempotency scope:
+// the same key under another company is another request.
 func (h *Handler) CreateCustomer(ctx context.Context, req Request, companyID string, body Parsed[CreateCustomer]) (Result[events.CustomerCreated], error) {
 	var out Result[events.CustomerCreated]
 	if err := CheckIdempotencyKey(req.IdempotencyKey); err != nil {
 		return out, err
 	}
-	if _, err := h.cfg.Directory.Company(ctx, req.Actor.AccountID, companyID); err != nil {
+	company, err := h.cfg.Directory.Company(ctx, req.Actor.AccountID, companyID)
+	if err != nil {
 		return out, fmt.Errorf("company %s: %w", companyID, err)
 	}
 	in, err := body.Valid()
@@ -58,6 +66,9 @@ func (h *Handler) CreateCustomer(ctx context.Context, req Request, companyID str
 	fp, err := fingerprint(opCreateCustomer, companyID, in)
 	if err != nil {
 		return out, err
+	}
+	if err := activeCompany(company); err != nil {
+		return replayOr[events.CustomerCreated](ctx, h, req, opCreateCustomer, companyID, fp, err)
 	}
 	build := func() (string, events.CustomerCreated, error) {
 		id, err := h.newID()
@@ -79,6 +90,7 @@ func (in CreateCustomer) event(id, companyID, accountID string, now time.Time) e
 		Email:             in.Email,
 		ExternalReference: in.ExternalReference,
 		Identifiers:       in.Identifiers,
+		ElectronicAddress: in.ElectronicAddress,
 		CreatedAt:         now,
 	}
 }

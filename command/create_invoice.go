@@ -32,6 +32,9 @@ type CreateInvoice struct {
 	PurchaseOrderReference string      `json:"purchase_order_reference,omitempty"`
 	Notes                  string      `json:"notes,omitempty"`
 	Terms                  string      `json:"terms,omitempty"`
+	// The document fields of issue 22, all optional: absent, a request
+	// fingerprints as before them.
+	events.DocumentTerms
 }
 
 // LineInput is one requested line. Quantity keeps the client's spelling,
@@ -40,8 +43,10 @@ type LineInput struct {
 	Description     string `json:"description"`
 	Quantity        string `json:"quantity"`
 	Unit            string `json:"unit,omitempty"`
+	UnitCode        string `json:"unit_code,omitempty"`
 	UnitAmountMinor int64  `json:"unit_amount_minor"`
 	TaxRateBps      int64  `json:"tax_rate_bps"`
+	TaxCategory     string `json:"tax_category,omitempty"`
 }
 
 // ParseCreateInvoice decodes and validates a create-invoice body (Parsed).
@@ -53,7 +58,8 @@ func ParseCreateInvoice(raw []byte) (Parsed[CreateInvoice], error) {
 
 func readCreateInvoice(r *reader, body map[string]any) CreateInvoice {
 	o, _ := r.openObject("", body, "customer_id", "issue_date", "due_date", "currency", "language",
-		"lines", "external_reference", "purchase_order_reference", "notes", "terms")
+		"lines", "external_reference", "purchase_order_reference", "notes", "terms",
+		"buyer_reference", "tax_exemptions", "delivery_date", "delivery_address", "billing_period")
 	in := CreateInvoice{
 		CustomerID:             o.reqStr(customerPath, text{min: 1, max: 36}),
 		IssueDate:              o.reqStr("issue_date", text{min: 1, max: 10}),
@@ -64,12 +70,14 @@ func readCreateInvoice(r *reader, body map[string]any) CreateInvoice {
 		PurchaseOrderReference: o.str("purchase_order_reference", reference),
 		Notes:                  o.str("notes", text{max: maxLongText, multiline: true}),
 		Terms:                  o.str("terms", text{max: maxLongText, multiline: true}),
+		DocumentTerms:          o.documentTerms(),
 	}
 	in.checkFormats(r)
 	if items, ok := o.array(lineFields, 1, maxLines, true); ok {
 		for i, item := range items {
 			in.Lines = append(in.Lines, r.line(index(lineFields, i), item))
 		}
+		notSubjectAlone(r, in.Lines)
 	}
 	return in
 }
@@ -104,7 +112,8 @@ func parseDate(r *reader, path, s string) (time.Time, bool) {
 }
 
 func (r *reader) line(path string, v any) LineInput {
-	o, ok := r.openObject(path, v, "description", "quantity", "unit", "unit_amount_minor", "tax_rate_bps")
+	o, ok := r.openObject(path, v, "description", "quantity", "unit", "unit_amount_minor", "tax_rate_bps",
+		"unit_code", "tax_category")
 	if !ok {
 		return LineInput{}
 	}
@@ -123,6 +132,7 @@ func (r *reader) line(path string, v any) LineInput {
 	}
 	l.UnitAmountMinor, _ = o.integer("unit_amount_minor", 0, events.MaxAmountMinor, true)
 	l.TaxRateBps, _ = o.integer("tax_rate_bps", 0, 10000, true)
+	o.lineTax(&l)
 	return l
 }
 
@@ -149,6 +159,13 @@ func (h *Handler) CreateInvoice(ctx context.Context, req Request, companyID stri
 	if err != nil {
 		return out, err
 	}
+	fp, err := fingerprint(opCreateInvoice, companyID, in)
+	if err != nil {
+		return out, err
+	}
+	if err := activeCompany(company); err != nil {
+		return replayOr[events.InvoiceDrafted](ctx, h, req, opCreateInvoice, companyID, fp, err)
+	}
 	customer, err := h.cfg.Directory.Customer(ctx, req.Actor.AccountID, companyID, in.CustomerID)
 	if errors.Is(err, events.ErrNotFound) {
 		return out, &ValidationError{Violations: []Violation{{Path: customerPath, Message: "is not a customer of this company"}}}
@@ -156,11 +173,10 @@ func (h *Handler) CreateInvoice(ctx context.Context, req Request, companyID stri
 	if err != nil {
 		return out, fmt.Errorf("customer %s: %w", in.CustomerID, err)
 	}
-	draft, err := in.draft(company, customer)
-	if err != nil {
-		return out, err
+	if err := activeCustomer(customer, customerPath); err != nil {
+		return replayOr[events.InvoiceDrafted](ctx, h, req, opCreateInvoice, companyID, fp, err)
 	}
-	fp, err := fingerprint(opCreateInvoice, companyID, in)
+	draft, err := in.draft(company, customer)
 	if err != nil {
 		return out, err
 	}
@@ -180,32 +196,39 @@ func (h *Handler) CreateInvoice(ctx context.Context, req Request, companyID stri
 // naming that line.
 func (in CreateInvoice) draft(company CompanyRecord, customer CustomerRecord) (events.InvoiceDrafted, error) {
 	d := events.InvoiceDrafted{
-		CompanyID:              company.ID,
-		CustomerID:             customer.ID,
-		CustomerName:           customer.Name,
-		Customer:               customerSnapshot(customer),
-		Issuer:                 issuerSnapshot(company),
-		Currency:               or(in.Currency, company.DefaultCurrency),
-		Language:               or(in.Language, company.DefaultLanguage),
-		IssueDate:              in.IssueDate,
-		DueDate:                in.DueDate,
-		ExternalReference:      in.ExternalReference,
-		PurchaseOrderReference: in.PurchaseOrderReference,
-		Notes:                  in.Notes,
-		Terms:                  in.Terms,
+		CompanyID:    company.ID,
+		CustomerID:   customer.ID,
+		CustomerName: customer.Name,
+		Customer:     customerSnapshot(customer),
+		Issuer:       issuerSnapshot(company),
 	}
+	return in.content(d, company, company.DefaultPaymentTermsDays)
+}
+
+// content sets on d what the request decides of a draft (everything but
+// its identities and snapshots): the company's currency and language
+// defaults, the due date (issue_date plus terms days when the request
+// has none, which d then records as its PaymentTermsDays), the computed
+// lines and totals, the references and texts. A create and a revision
+// share it, so both apply one set of defaults and the one money rule.
+func (in CreateInvoice) content(d events.InvoiceDrafted, company CompanyRecord, terms int) (events.InvoiceDrafted, error) {
+	d.Currency, d.Language = or(in.Currency, company.DefaultCurrency), or(in.Language, company.DefaultLanguage)
+	d.IssueDate, d.DueDate, d.PaymentTermsDays = in.IssueDate, in.DueDate, nil
+	d.ExternalReference, d.PurchaseOrderReference = in.ExternalReference, in.PurchaseOrderReference
+	d.Notes, d.Terms, d.DocumentTerms = in.Notes, in.Terms, in.DocumentTerms
 	if d.DueDate == "" {
-		due, err := dueDate(in.IssueDate, company.DefaultPaymentTermsDays)
+		due, err := dueDate(in.IssueDate, terms)
 		if err != nil {
 			return events.InvoiceDrafted{}, err
 		}
-		d.DueDate = due
+		d.DueDate, d.PaymentTermsDays = due, &terms
 	}
-	lines, totals, err := computeLines(in.Lines)
+	lines, totals, breakdown, err := computeLines(in.Lines)
 	if err != nil {
 		return events.InvoiceDrafted{}, err
 	}
 	d.Lines, d.SubtotalMinor, d.TaxMinor, d.TotalMinor = lines, totals.Subtotal, totals.Tax, totals.Total
+	d.TaxBreakdown = breakdown
 	return d, nil
 }
 
@@ -224,7 +247,10 @@ func dueDate(issueDate string, terms int) (string, error) {
 	return d.Format(events.DateLayout), nil
 }
 
-func computeLines(inputs []LineInput) ([]events.InvoiceLine, events.Totals, error) {
+// computeLines prices each line (events.ComputeLine) and the invoice
+// (events.SumInvoice: its VAT breakdown and totals), with the defaults of
+// unit_code and tax_category.
+func computeLines(inputs []LineInput) ([]events.InvoiceLine, events.Totals, []events.TaxBreakdown, error) {
 	lines := make([]events.InvoiceLine, len(inputs))
 	amounts := make([]events.LineAmounts, len(inputs))
 	r := &reader{}
@@ -239,33 +265,36 @@ func computeLines(inputs []LineInput) ([]events.InvoiceLine, events.Totals, erro
 		}
 		lines[i] = events.InvoiceLine{
 			Position: i + 1, Description: l.Description, Quantity: l.Quantity, Unit: l.Unit,
-			UnitAmountMinor: l.UnitAmountMinor, TaxRateBps: l.TaxRateBps,
+			UnitCode: or(l.UnitCode, events.DefaultUnitCode), UnitAmountMinor: l.UnitAmountMinor,
+			TaxRateBps: l.TaxRateBps, TaxCategory: or(l.TaxCategory, events.DefaultTaxCategory(l.TaxRateBps)),
 			NetAmountMinor: amounts[i].Net, TaxAmountMinor: amounts[i].Tax, TotalAmountMinor: amounts[i].Total,
 		}
 	}
 	if err := r.err(); err != nil {
-		return nil, events.Totals{}, err
+		return nil, events.Totals{}, nil, err
 	}
-	totals, err := events.SumLines(amounts)
+	totals, breakdown, err := events.SumInvoice(lines)
 	var rangeErr *events.AmountRangeError
 	if errors.As(err, &rangeErr) {
 		r.add(index(lineFields, rangeErr.Index), "adding this line makes the invoice's %s exceed %d", rangeErr.Field, events.MaxAmountMinor)
-		return nil, events.Totals{}, r.err()
+		return nil, events.Totals{}, nil, r.err()
 	}
-	return lines, totals, err
+	return lines, totals, breakdown, err
 }
 
 func customerSnapshot(c CustomerRecord) events.CustomerSnapshot {
 	return events.CustomerSnapshot{
 		ID: c.ID, Name: c.Name, Address: c.Address, Email: c.Email,
-		Identifiers: nonNil(c.Identifiers), SchemaVersion: events.SnapshotSchemaVersion,
+		Identifiers: nonNil(c.Identifiers), ElectronicAddress: c.ElectronicAddress,
+		SchemaVersion: events.SnapshotSchemaVersion,
 	}
 }
 
 func issuerSnapshot(c CompanyRecord) events.IssuerSnapshot {
 	return events.IssuerSnapshot{
 		ID: c.ID, LegalName: c.LegalName, TradingName: c.TradingName, Address: c.Address,
-		Email: c.Email, Identifiers: nonNil(c.Identifiers), SchemaVersion: events.SnapshotSchemaVersion,
+		Email: c.Email, Identifiers: nonNil(c.Identifiers), BankAccount: c.BankAccount,
+		ElectronicAddress: c.ElectronicAddress, SchemaVersion: events.SnapshotSchemaVersion,
 	}
 }
 

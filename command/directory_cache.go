@@ -2,81 +2,83 @@ package command
 
 import (
 	"context"
-	"slices"
 	"sync"
 )
 
-// DefaultDirectoryCacheSize bounds the companies, and separately the
-// customers, a CachedDirectory remembers.
+// DefaultDirectoryCacheSize bounds the stream names a CachedDirectory
+// remembers.
 const DefaultDirectoryCacheSize = 10_000
 
-// CachedDirectory remembers the companies and customers d finds, so that a
-// create looks each up in the database once, not on every request: the two
-// lookups were two of an invoice create's three round trips. It is exact
-// because companies and customers never change once created: no event
-// updates, archives or deletes one, and a rebuild writes the same rows. An
-// event that changes one must come with a way to forget it here.
+// CachedDirectory remembers the stream names d finds for invoices,
+// companies and customers: a record's stream never changes once created,
+// so a name is exact forever, on every instance, and a lifecycle operation
+// (issue, void, update, archive) skips that lookup after the first.
 //
-// Not found is never remembered (the company may be created a moment
-// later). Entries are keyed by account as well, so one account's lookups
-// can never answer another's. When a map holds size entries it is emptied:
-// a bound on memory, at the price of a round trip per entry afterwards.
+// Company and customer records are not remembered. They change (update,
+// archive), possibly on another instance, and what a write decides on
+// (archived or not, the invoice number prefix, the snapshots a new draft
+// takes) must be what the last answered write left: the read models,
+// which read-your-writes keeps current and every instance shares, are
+// asked every time.
+//
+// Not found is never remembered (the record may be created a moment
+// later). Entries are keyed by account and company as well, so one
+// account's lookups can never answer another's. When the map holds size
+// entries it is emptied: a bound on memory, at the price of a round trip
+// per entry afterwards.
 func CachedDirectory(d Directory, size int) Directory {
-	return &cachedDirectory{Directory: d, size: size,
-		companies: map[[2]string]CompanyRecord{}, customers: map[[3]string]CustomerRecord{}}
+	return &cachedDirectory{Directory: d, size: size, streams: map[streamKey]string{}}
 }
 
 type cachedDirectory struct {
 	Directory
-	size      int
-	mu        sync.Mutex
-	companies map[[2]string]CompanyRecord // by account, company
-	customers map[[3]string]CustomerRecord
+	size    int
+	mu      sync.Mutex
+	streams map[streamKey]string
 }
 
-// Company implements Directory.
-func (c *cachedDirectory) Company(ctx context.Context, accountID, companyID string) (CompanyRecord, error) {
-	key := [2]string{accountID, companyID}
+// streamKey names one record: its kind, account, company and id.
+type streamKey struct {
+	kind, accountID, companyID, id string
+}
+
+// InvoiceStream implements Directory.
+func (c *cachedDirectory) InvoiceStream(ctx context.Context, accountID, companyID, invoiceID string) (string, error) {
+	return c.stream(streamKey{"invoice", accountID, companyID, invoiceID}, func() (string, error) {
+		return c.Directory.InvoiceStream(ctx, accountID, companyID, invoiceID)
+	})
+}
+
+// CompanyStream implements Directory.
+func (c *cachedDirectory) CompanyStream(ctx context.Context, accountID, companyID string) (string, error) {
+	return c.stream(streamKey{"company", accountID, companyID, companyID}, func() (string, error) {
+		return c.Directory.CompanyStream(ctx, accountID, companyID)
+	})
+}
+
+// CustomerStream implements Directory.
+func (c *cachedDirectory) CustomerStream(ctx context.Context, accountID, companyID, customerID string) (string, error) {
+	return c.stream(streamKey{"customer", accountID, companyID, customerID}, func() (string, error) {
+		return c.Directory.CustomerStream(ctx, accountID, companyID, customerID)
+	})
+}
+
+func (c *cachedDirectory) stream(key streamKey, lookup func() (string, error)) (string, error) {
 	c.mu.Lock()
-	rec, ok := c.companies[key]
+	name, ok := c.streams[key]
 	c.mu.Unlock()
 	if ok {
-		rec.Identifiers = slices.Clone(rec.Identifiers) // the caller's to keep
-		return rec, nil
+		return name, nil
 	}
-	rec, err := c.Directory.Company(ctx, accountID, companyID)
-	if err == nil {
-		kept := rec
-		kept.Identifiers = slices.Clone(rec.Identifiers)
-		remember(c, c.companies, key, kept)
+	name, err := lookup()
+	if err != nil {
+		return "", err
 	}
-	return rec, err
-}
-
-// Customer implements Directory.
-func (c *cachedDirectory) Customer(ctx context.Context, accountID, companyID, customerID string) (CustomerRecord, error) {
-	key := [3]string{accountID, companyID, customerID}
-	c.mu.Lock()
-	rec, ok := c.customers[key]
-	c.mu.Unlock()
-	if ok {
-		rec.Identifiers = slices.Clone(rec.Identifiers)
-		return rec, nil
-	}
-	rec, err := c.Directory.Customer(ctx, accountID, companyID, customerID)
-	if err == nil {
-		kept := rec
-		kept.Identifiers = slices.Clone(rec.Identifiers)
-		remember(c, c.customers, key, kept)
-	}
-	return rec, err
-}
-
-func remember[K comparable, R any](c *cachedDirectory, m map[K]R, key K, rec R) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(m) >= c.size {
-		clear(m)
+	if len(c.streams) >= c.size {
+		clear(c.streams)
 	}
-	m[key] = rec
+	c.streams[key] = name
+	return name, nil
 }

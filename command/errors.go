@@ -10,9 +10,28 @@ import (
 // from a different request.
 var ErrIdempotencyKeyReused = errors.New("idempotency key already used for a different request")
 
-// ErrInvalidState means a lifecycle operation the invoice's state does not
-// allow: issuing what is not a draft, voiding what is void.
-var ErrInvalidState = errors.New("the invoice's state does not allow this operation")
+// ErrInvalidState means an operation the state of a record does not allow:
+// issuing what is not a draft, voiding what is void, archiving what is
+// archived, creating under an archived company.
+var ErrInvalidState = errors.New("the resource's state does not allow this operation")
+
+// StateError is an ErrInvalidState that names where the state is: the
+// request's path or field (company_id, customer_id) whose record forbids
+// the operation. transport answers the violations as details.
+type StateError struct {
+	Violations []Violation
+}
+
+func (e *StateError) Error() string {
+	return ErrInvalidState.Error() + ": " + (&ValidationError{Violations: e.Violations}).Error()
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidState) hold.
+func (e *StateError) Unwrap() error { return ErrInvalidState }
+
+// ErrPreconditionFailed means the request's If-Match names no current
+// version of the record: another write changed it since the client read it.
+var ErrPreconditionFailed = errors.New("the record does not match If-Match")
 
 // ErrNotYetReadable means a create is stored (its event is durable) but the
 // read models could not confirm in time that it is readable: a database

@@ -29,11 +29,15 @@ type Actor struct {
 	ClientID  string
 }
 
-// Request is what every create carries besides its body.
+// Request is what every write carries besides its body.
 type Request struct {
 	Actor          Actor
 	RequestID      string
 	IdempotencyKey string
+	// IfMatch is the request's If-Match (nil when it sent none): a write
+	// to an existing record applies only to a version it names, else
+	// ErrPreconditionFailed.
+	IfMatch *Precondition
 	// TraceParent is the W3C trace context of the request, recorded in the
 	// event's metadata so that an auditor can follow a create from the
 	// HTTP call to the read model; "" when there is none.

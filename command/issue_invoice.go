@@ -11,14 +11,24 @@ import (
 
 var opIssueInvoice = operation{name: "invoices.issue", kind: events.KindInvoice}
 
-// IssueInvoice is an issue request: its body is empty, or {}.
-type IssueInvoice struct{}
+// IssueInvoice is an issue request: its body is empty, {}, or names the
+// date the invoice is issued on ({"issue_date":"2026-11-26"}); without it
+// the drafted issue date stands. Its JSON form is the request's
+// fingerprint, {} without a date as before the field existed.
+type IssueInvoice struct {
+	IssueDate string `json:"issue_date,omitempty"`
+}
 
 // ParseIssueInvoice decodes and checks an issue body (Parsed).
 func ParseIssueInvoice(raw []byte) (Parsed[IssueInvoice], error) {
 	return parseBody(raw, func(r *reader, body map[string]any) IssueInvoice {
-		r.openObject("", body)
-		return IssueInvoice{}
+		o, ok := r.openObject("", body, "issue_date")
+		if !ok {
+			return IssueInvoice{}
+		}
+		in := IssueInvoice{IssueDate: o.str("issue_date", text{min: 1, max: 10})}
+		parseDate(r, "issue_date", in.IssueDate)
+		return in
 	})
 }
 
@@ -45,15 +55,19 @@ func (h *Handler) IssueInvoice(ctx context.Context, req Request, companyID, invo
 	if err != nil {
 		return Result[events.Invoice]{}, err
 	}
-	lc, err := h.newLifecycle(ctx, req, opIssueInvoice, companyID, invoiceID, in)
+	lc, err := h.newInvoiceLifecycle(ctx, req, opIssueInvoice, companyID, invoiceID, in)
 	if err != nil {
 		return Result[events.Invoice]{}, err
 	}
-	return h.change(ctx, lc, func(inv events.Invoice) (events.EventData, error) {
+	return change(ctx, h, lc, func(inv events.Invoice) (events.EventData, error) {
 		if inv.Status != events.StatusDraft {
 			return events.EventData{}, fmt.Errorf("%w: the invoice is %s; only a draft can be issued", ErrInvalidState, inv.Status)
 		}
-		asg, rev, err := h.assignNumber(ctx, lc, company, inv)
+		dates, err := issueDates(inv, in.IssueDate)
+		if err != nil {
+			return events.EventData{}, err
+		}
+		asg, rev, err := h.assignNumber(ctx, lc, company, inv, dates)
 		if err != nil {
 			return events.EventData{}, err
 		}
@@ -61,10 +75,43 @@ func (h *Handler) IssueInvoice(ctx context.Context, req Request, companyID, invo
 	})
 }
 
+// movedDates are the dates an issue changes: "" for one that stays.
+type movedDates struct {
+	issue, due string
+}
+
+// issueDates is what issuing inv on issueDate ("": the drafted date)
+// changes. A due date from payment terms moves with the issue date (the
+// terms recorded at drafting or revision); one the client sent stays, and
+// must not fall before the new issue date.
+func issueDates(inv events.Invoice, issueDate string) (movedDates, error) {
+	if issueDate == "" || issueDate == inv.IssueDate {
+		return movedDates{}, nil
+	}
+	moved := movedDates{issue: issueDate}
+	switch {
+	case inv.PaymentTermsDays != nil:
+		due, err := dueDate(issueDate, *inv.PaymentTermsDays)
+		if err != nil {
+			return movedDates{}, &ValidationError{Violations: []Violation{{Path: "issue_date", Message: fmt.Sprintf(
+				"puts the due date (issue_date plus the invoice's %d payment days) after %s", *inv.PaymentTermsDays, events.MaxDate.Format(events.DateLayout))}}}
+		}
+		if due != inv.DueDate {
+			moved.due = due
+		}
+	case inv.DueDate != "" && inv.DueDate < issueDate: // full-dates with 4-digit years sort as strings
+		return movedDates{}, &ValidationError{Violations: []Violation{{Path: "issue_date",
+			Message: fmt.Sprintf("must not be after the invoice's due_date (%s)", inv.DueDate)}}}
+	}
+	return moved, nil
+}
+
 // assignNumber reserves the company's next number for inv, retrying when
-// another issue reserved first.
-func (h *Handler) assignNumber(ctx context.Context, lc lifecycle, company CompanyRecord, inv events.Invoice) (events.InvoiceNumberAssigned, uint64, error) {
-	stream := events.NumberingStreamName(lc.req.Actor.AccountID, lc.companyID)
+// another issue reserved first. The reservation records the dates the
+// issue moves, so that whoever completes it (settle) issues the same
+// invoice.
+func (h *Handler) assignNumber(ctx context.Context, lc lifecycle[events.Invoice], company CompanyRecord, inv events.Invoice, dates movedDates) (events.InvoiceNumberAssigned, uint64, error) {
+	stream := events.NumberingStreamName(lc.req.Actor.AccountID, inv.CompanyID)
 	for attempt := 0; attempt < maxNumberingAttempts; attempt++ {
 		seq, expected, err := h.nextNumber(ctx, stream, inv.InvoiceID)
 		if err != nil {
@@ -74,9 +121,10 @@ func (h *Handler) assignNumber(ctx context.Context, lc lifecycle, company Compan
 		if !expected.IsNoStream() {
 			rev = expected.Revision() + 1
 		}
-		asg := events.InvoiceNumberAssigned{CompanyID: lc.companyID, AccountID: lc.req.Actor.AccountID,
+		asg := events.InvoiceNumberAssigned{CompanyID: inv.CompanyID, AccountID: lc.req.Actor.AccountID,
 			Sequence: seq, Number: events.InvoiceNumber(company.InvoiceNumberPrefix, seq),
-			InvoiceID: inv.InvoiceID, InvoiceStream: lc.stream, InvoiceRevision: uint64(inv.Version - 1), AssignedAt: h.now()}
+			InvoiceID: inv.InvoiceID, InvoiceStream: lc.stream, InvoiceRevision: uint64(inv.Version - 1), AssignedAt: h.now(),
+			IssueDate: dates.issue, DueDate: dates.due}
 		ev, err := newEvent(stream, rev, events.TypeInvoiceNumberAssigned, asg, lc.metadata)
 		if err != nil {
 			return events.InvoiceNumberAssigned{}, 0, err
@@ -156,11 +204,13 @@ func (h *Handler) settle(ctx context.Context, last events.RecordedEvent, asg eve
 }
 
 // issuedEvent is the InvoiceIssued that completes a reservation made at
-// numberingRevision; it depends on nothing else, so whoever completes the
-// reservation appends the same event.
+// numberingRevision; it depends on nothing else (the dates the issue moves
+// are in the reservation too), so whoever completes the reservation
+// appends the same event.
 func issuedEvent(asg events.InvoiceNumberAssigned, numberingRevision uint64, md json.RawMessage) (events.EventData, error) {
 	issued := events.InvoiceIssued{InvoiceID: asg.InvoiceID, CompanyID: asg.CompanyID, AccountID: asg.AccountID,
-		Number: asg.Number, Sequence: asg.Sequence, NumberingRevision: numberingRevision, IssuedAt: asg.AssignedAt}
+		Number: asg.Number, Sequence: asg.Sequence, NumberingRevision: numberingRevision, IssuedAt: asg.AssignedAt,
+		IssueDate: asg.IssueDate, DueDate: asg.DueDate}
 	return newEvent(asg.InvoiceStream, asg.InvoiceRevision+1, events.TypeInvoiceIssued, issued, md)
 }
 

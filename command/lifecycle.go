@@ -10,101 +10,138 @@ import (
 )
 
 // maxLifecycleAttempts bounds how often a lifecycle operation starts over
-// after another writer changed the invoice (or its company's numbering)
-// first; one more round reads back what it appended.
-const maxLifecycleAttempts = 16
+// after another writer changed the record (or its company's numbering)
+// first; one more round reads back what it appended. Every lost round is
+// another writer's success, so n writers racing on one record need at most
+// n+1 rounds: the bound lets dozens of updates without If-Match land at
+// once (none is lost) and still ends a loop that cannot.
+const maxLifecycleAttempts = 100
 
 // errStale means what an operation decided on has changed: start over.
-var errStale = errors.New("the invoice changed while deciding")
+var errStale = errors.New("the record changed while deciding")
 
-// lifecycle is one request to change an existing invoice. Its idempotency
-// key cannot name a stream (the invoice has one already), so the events it
-// appends carry the key's hash and the request's fingerprint in their
-// metadata, and a retry finds them there.
-type lifecycle struct {
-	req       Request
-	companyID string
-	invoiceID string
-	stream    string
-	keyHash   string
-	fp        string
-	metadata  json.RawMessage
+// entity is how lifecycle operations see one kind of record (company,
+// customer, invoice): its name in messages, and the fold of its stream
+// into S with the version and id the record's ETag names.
+type entity[S any] struct {
+	kind    string // "invoice", for messages
+	fold    func([]events.RecordedEvent) (S, error)
+	version func(S) int
+	id      func(S) string
 }
 
-// newLifecycle starts a lifecycle operation whose key its caller has
-// checked (CheckIdempotencyKey), on an invoice of the caller's company.
-func (h *Handler) newLifecycle(ctx context.Context, req Request, op operation, companyID, invoiceID string, input any) (lifecycle, error) {
-	stream, err := h.cfg.Directory.InvoiceStream(ctx, req.Actor.AccountID, companyID, invoiceID)
-	if err != nil {
-		return lifecycle{}, fmt.Errorf("invoice %s: %w", invoiceID, err)
-	}
-	scope := companyID + "/" + invoiceID
+// invoices is the invoice entity.
+var invoices = entity[events.Invoice]{kind: "invoice", fold: events.FoldInvoice,
+	version: func(inv events.Invoice) int { return inv.Version },
+	id:      func(inv events.Invoice) string { return inv.InvoiceID }}
+
+// lifecycle is one request to change an existing record. Its idempotency
+// key cannot name a stream (the record has one already), so the events it
+// appends carry the key's hash and the request's fingerprint in their
+// metadata, and a retry finds them there.
+type lifecycle[S any] struct {
+	entity[S]
+	req      Request
+	id       string
+	stream   string
+	keyHash  string
+	fp       string
+	metadata json.RawMessage
+}
+
+// newLifecycle starts a lifecycle operation on the record id, whose stream
+// is stream, within scope (the path: company, record); its caller has
+// checked the key (CheckIdempotencyKey). input is the request's meaning,
+// its fingerprint.
+func newLifecycle[S any](req Request, e entity[S], op operation, scope, id, stream string, input any) (lifecycle[S], error) {
 	fp, err := fingerprint(op, scope, input)
 	if err != nil {
-		return lifecycle{}, err
+		return lifecycle[S]{}, err
 	}
 	keyHash := events.IdempotencyKeyHash(req.Actor.AccountID, op.name, scope, req.IdempotencyKey)
 	md, err := metadata(req, fp, keyHash)
 	if err != nil {
-		return lifecycle{}, err
+		return lifecycle[S]{}, err
 	}
-	return lifecycle{req: req, companyID: companyID, invoiceID: invoiceID, stream: stream, keyHash: keyHash, fp: fp, metadata: md}, nil
+	return lifecycle[S]{entity: e, req: req, id: id, stream: stream, keyHash: keyHash, fp: fp, metadata: md}, nil
 }
 
-// change runs a lifecycle operation: decide on the invoice as its stream has
+// newInvoiceLifecycle starts a lifecycle operation on an invoice of the
+// caller's company.
+func (h *Handler) newInvoiceLifecycle(ctx context.Context, req Request, op operation, companyID, invoiceID string, input any) (lifecycle[events.Invoice], error) {
+	stream, err := h.cfg.Directory.InvoiceStream(ctx, req.Actor.AccountID, companyID, invoiceID)
+	if err != nil {
+		return lifecycle[events.Invoice]{}, fmt.Errorf("invoice %s: %w", invoiceID, err)
+	}
+	return newLifecycle(req, invoices, op, companyID+"/"+invoiceID, invoiceID, stream, input)
+}
+
+// change runs a lifecycle operation: decide on the record as its stream has
 // it, append at the stream's current revision, and start over when another
-// writer got there first. After its own append it reads the stream once
-// more, so a first answer and a replay are rendered the same way: the
-// invoice as the request's event left it.
-func (h *Handler) change(ctx context.Context, lc lifecycle, decide func(events.Invoice) (events.EventData, error)) (Result[events.Invoice], error) {
+// writer got there first. The request's If-Match is checked against the
+// record decided on (ErrPreconditionFailed), before decide. A decision of
+// no event (an empty Type: the request changes nothing) appends nothing
+// and answers the record as it is. After its own append it reads the
+// stream once more, so a first answer and a replay are rendered the same
+// way: the record as the request's event left it.
+func change[S any](ctx context.Context, h *Handler, lc lifecycle[S], decide func(S) (events.EventData, error)) (Result[S], error) {
 	appended := false
 	for attempt := 0; attempt < maxLifecycleAttempts; attempt++ {
-		inv, at, done, err := h.current(ctx, lc)
+		rec, at, done, err := current(ctx, h, lc)
 		if err != nil {
-			return Result[events.Invoice]{}, err
+			return Result[S]{}, err
 		}
 		if done {
-			return Result[events.Invoice]{Value: inv, Replayed: !appended}, h.waitForReadModels(ctx, at.Position, at.Type)
+			return Result[S]{Value: rec, Replayed: !appended}, h.waitForReadModels(ctx, at.Position, at.Type)
 		}
-		ev, err := decide(inv)
+		if err := lc.req.IfMatch.check(lc.entity.id(rec), lc.version(rec)); err != nil {
+			return Result[S]{}, fmt.Errorf("%s %s at version %d: %w", lc.kind, lc.id, lc.version(rec), err)
+		}
+		ev, err := decide(rec)
 		if errors.Is(err, errStale) {
 			continue
 		}
 		if err != nil {
-			return Result[events.Invoice]{}, err
+			return Result[S]{}, err
 		}
-		_, err = h.cfg.Store.Append(ctx, lc.stream, events.AtRevision(uint64(inv.Version-1)), ev)
+		if ev.Type == "" {
+			return Result[S]{Value: rec}, h.waitForReadModels(ctx, at.Position, at.Type)
+		}
+		_, err = h.cfg.Store.Append(ctx, lc.stream, events.AtRevision(uint64(lc.version(rec)-1)), ev)
 		if err != nil && !errors.Is(err, events.ErrWrongExpectedRevision) {
-			return Result[events.Invoice]{}, fmt.Errorf("append to invoice %s: %w", lc.invoiceID, err)
+			return Result[S]{}, fmt.Errorf("append to %s %s: %w", lc.kind, lc.id, err)
 		}
 		appended = appended || err == nil
 	}
-	return Result[events.Invoice]{}, fmt.Errorf("invoice %s kept changing: %d attempts", lc.invoiceID, maxLifecycleAttempts)
+	return Result[S]{}, fmt.Errorf("%s %s kept changing: %d attempts", lc.kind, lc.id, maxLifecycleAttempts)
 }
 
-// current folds the invoice's stream. done reports that this request's
-// event is already there: inv is then the invoice as that event left it,
-// and at is that event. The same key with another request is
-// ErrIdempotencyKeyReused.
-func (h *Handler) current(ctx context.Context, lc lifecycle) (inv events.Invoice, at events.RecordedEvent, done bool, err error) {
+// current folds the record's stream. done reports that this request's
+// event is already there: rec is then the record as that event left it,
+// and at is that event; otherwise at is the stream's last event. The same
+// key with another request is ErrIdempotencyKeyReused.
+func current[S any](ctx context.Context, h *Handler, lc lifecycle[S]) (rec S, at events.RecordedEvent, done bool, err error) {
 	evs, err := h.cfg.Store.ReadStream(ctx, lc.stream)
 	if err != nil {
-		return inv, at, false, fmt.Errorf("read invoice %s: %w", lc.invoiceID, err)
+		return rec, at, false, fmt.Errorf("read %s %s: %w", lc.kind, lc.id, err)
 	}
 	for i := 1; i < len(evs); i++ {
 		var md events.Metadata
 		if err := json.Unmarshal(evs[i].Metadata, &md); err != nil {
-			return inv, at, false, fmt.Errorf("decode metadata of %s@%d: %w", lc.stream, i, err)
+			return rec, at, false, fmt.Errorf("decode metadata of %s@%d: %w", lc.stream, i, err)
 		}
 		if md.IdempotencyKey != lc.keyHash {
 			continue
 		}
 		if md.RequestFingerprint != lc.fp {
-			return inv, at, false, ErrIdempotencyKeyReused
+			return rec, at, false, ErrIdempotencyKeyReused
 		}
-		inv, err = events.FoldInvoice(evs[:i+1])
-		return inv, evs[i], true, err
+		rec, err = lc.fold(evs[:i+1])
+		return rec, evs[i], true, err
 	}
-	inv, err = events.FoldInvoice(evs)
-	return inv, at, false, err
+	rec, err = lc.fold(evs)
+	if len(evs) > 0 {
+		at = evs[len(evs)-1]
+	}
+	return rec, at, false, err
 }

@@ -31,18 +31,20 @@ func (h *Handler) VoidInvoice(ctx context.Context, req Request, companyID, invoi
 	if err := CheckIdempotencyKey(req.IdempotencyKey); err != nil {
 		return Result[events.Invoice]{}, err
 	}
-	if _, err := h.cfg.Directory.Company(ctx, req.Actor.AccountID, companyID); err != nil {
+	// The company's stream name, remembered once found, says whether the
+	// company is the caller's; a void needs nothing else of it.
+	if _, err := h.cfg.Directory.CompanyStream(ctx, req.Actor.AccountID, companyID); err != nil {
 		return Result[events.Invoice]{}, fmt.Errorf("company %s: %w", companyID, err)
 	}
 	in, err := body.Valid()
 	if err != nil {
 		return Result[events.Invoice]{}, err
 	}
-	lc, err := h.newLifecycle(ctx, req, opVoidInvoice, companyID, invoiceID, in)
+	lc, err := h.newInvoiceLifecycle(ctx, req, opVoidInvoice, companyID, invoiceID, in)
 	if err != nil {
 		return Result[events.Invoice]{}, err
 	}
-	return h.change(ctx, lc, func(inv events.Invoice) (events.EventData, error) {
+	return change(ctx, h, lc, func(inv events.Invoice) (events.EventData, error) {
 		if inv.Status == events.StatusVoid {
 			return events.EventData{}, fmt.Errorf("%w: the invoice is already void", ErrInvalidState)
 		}

@@ -4,9 +4,9 @@
 //
 // It holds:
 //   - the event payloads (CompanyCreated, CustomerCreated, InvoiceDrafted,
-//     InvoiceIssued, InvoiceVoided, InvoiceNumberAssigned) and their stable
-//     type names (TypeCompanyCreated, ..., Types), with the invoice's fold
-//     over its stream (FoldInvoice);
+//     InvoiceRevised, InvoiceIssued, InvoiceVoided, InvoiceNumberAssigned)
+//     and their stable type names (TypeCompanyCreated, ..., Types), with
+//     the invoice's fold over its stream (FoldInvoice);
 //   - the envelope: EventData to append, RecordedEvent as read, Metadata,
 //     Position, stream names and deterministic event ids (StreamName,
 //     EventID, IdempotencyKeyHash);

@@ -13,14 +13,24 @@ const (
 	TypeInvoiceDrafted  = "InvoiceDrafted"
 	TypeInvoiceIssued   = "InvoiceIssued"
 	TypeInvoiceVoided   = "InvoiceVoided"
+	TypeInvoiceRevised  = "InvoiceRevised"
 	// TypeInvoiceNumberAssigned lives in a company's numbering stream.
 	TypeInvoiceNumberAssigned = "InvoiceNumberAssigned"
+	// Changes of companies and customers, in their own streams.
+	TypeCompanyUpdated     = "CompanyUpdated"
+	TypeCompanyArchived    = "CompanyArchived"
+	TypeCompanyUnarchived  = "CompanyUnarchived"
+	TypeCustomerUpdated    = "CustomerUpdated"
+	TypeCustomerArchived   = "CustomerArchived"
+	TypeCustomerUnarchived = "CustomerUnarchived"
 )
 
 // Types lists every event type this service writes; subscriptions are
 // filtered to them.
 var Types = []string{TypeCompanyCreated, TypeCustomerCreated, TypeInvoiceDrafted,
-	TypeInvoiceIssued, TypeInvoiceVoided, TypeInvoiceNumberAssigned}
+	TypeInvoiceIssued, TypeInvoiceVoided, TypeInvoiceNumberAssigned, TypeInvoiceRevised,
+	TypeCompanyUpdated, TypeCompanyArchived, TypeCompanyUnarchived,
+	TypeCustomerUpdated, TypeCustomerArchived, TypeCustomerUnarchived}
 
 // IsServiceType reports whether t is one of Types.
 func IsServiceType(t string) bool {

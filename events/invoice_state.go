@@ -52,6 +52,11 @@ func (inv *Invoice) apply(ev RecordedEvent, first bool) error {
 		var e InvoiceIssued
 		err = json.Unmarshal(ev.Data, &e)
 		inv.Status, inv.Number, inv.IssuedAt, inv.UpdatedAt = StatusIssued, e.Number, &e.IssuedAt, e.IssuedAt
+		inv.IssueDate, inv.DueDate = or(e.IssueDate, inv.IssueDate), or(e.DueDate, inv.DueDate)
+	case TypeInvoiceRevised:
+		var e InvoiceRevised
+		err = json.Unmarshal(ev.Data, &e)
+		inv.InvoiceDrafted, inv.UpdatedAt = inv.InvoiceDrafted.Revise(e), e.RevisedAt
 	case TypeInvoiceVoided:
 		var e InvoiceVoided
 		err = json.Unmarshal(ev.Data, &e)
@@ -61,4 +66,12 @@ func (inv *Invoice) apply(ev RecordedEvent, first bool) error {
 	}
 	inv.Version++
 	return err
+}
+
+// or is v, or def when v is empty (an optional field the event left out).
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
 }

@@ -8,6 +8,12 @@ import (
 // InvoiceIssued turns a draft into an issued invoice with the next number of
 // its company's sequence. It is appended to the invoice's stream, after the
 // number was assigned in the company's numbering stream.
+//
+// IssueDate and DueDate are present only when the issue changed them (the
+// request named another issue_date; a due date from payment terms moved
+// with it), copied from the reservation (InvoiceNumberAssigned) so that
+// whoever completes it appends the same event. Absent: the draft's dates
+// stand, as in events from before the fields existed.
 type InvoiceIssued struct {
 	InvoiceID string `json:"invoice_id"`
 	CompanyID string `json:"company_id"`
@@ -20,6 +26,8 @@ type InvoiceIssued struct {
 	// in the numbering stream that reserved Sequence for this invoice.
 	NumberingRevision uint64    `json:"numbering_revision"`
 	IssuedAt          time.Time `json:"issued_at"`
+	IssueDate         string    `json:"issue_date,omitempty"`
+	DueDate           string    `json:"due_date,omitempty"`
 }
 
 // InvoiceVoided cancels a draft or an issued invoice. An issued invoice keeps
@@ -39,7 +47,8 @@ type InvoiceVoided struct {
 // InvoiceRevision+1 of the invoice's stream; if that revision was taken by
 // another event first (the draft was voided), the reservation lapses and the
 // next assignment reuses Sequence: every issued number is used exactly once
-// and the sequence has no gap.
+// and the sequence has no gap. IssueDate and DueDate, when present, are the
+// dates the completing InvoiceIssued sets (see there).
 type InvoiceNumberAssigned struct {
 	CompanyID       string    `json:"company_id"`
 	AccountID       string    `json:"account_id"`
@@ -49,6 +58,8 @@ type InvoiceNumberAssigned struct {
 	InvoiceStream   string    `json:"invoice_stream"`
 	InvoiceRevision uint64    `json:"invoice_revision"`
 	AssignedAt      time.Time `json:"assigned_at"`
+	IssueDate       string    `json:"issue_date,omitempty"`
+	DueDate         string    `json:"due_date,omitempty"`
 }
 
 // Invoice statuses.

@@ -198,3 +198,43 @@ func SumLines(lines []LineAmounts) (Totals, error) {
 	}
 	return t, nil
 }
+
+// SumInvoice totals computed lines by the one money rule of invoices with
+// a VAT breakdown (docs/decisions.md): per category and rate (in the
+// order they first appear), taxable = Σ net and
+// tax = round_half_up(taxable × rate / 10000); the invoice's
+// subtotal = Σ net, tax = Σ breakdown tax and total = subtotal + tax. The
+// tax is computed on each group, not summed from the lines, so that every
+// breakdown meets EN 16931's BR-CO-17 (its tax is its taxable amount times
+// its rate, rounded) whatever the number of lines; a line's own
+// tax_amount_minor stays round_half_up(net × rate / 10000). When a running
+// sum would leave 0..MaxAmountMinor it returns an *AmountRangeError naming
+// the first line whose addition did.
+func SumInvoice(lines []InvoiceLine) (Totals, []TaxBreakdown, error) {
+	out, idx := group(lines)
+	var t Totals
+	for i, l := range lines {
+		b := &out[idx[i]]
+		if l.NetAmountMinor < 0 || l.NetAmountMinor > MaxAmountMinor-t.Subtotal {
+			return Totals{}, nil, &AmountRangeError{Index: i, Field: "subtotal_minor"}
+		}
+		t.Subtotal += l.NetAmountMinor
+		b.TaxableAmountMinor += l.NetAmountMinor
+		// taxable ≤ subtotal ≤ MaxAmountMinor and rate ≤ 10000: the
+		// quotient fits, and a group's tax only grows with its taxable.
+		tax, _ := mulDivHalfUp(uint64(b.TaxableAmountMinor), uint64(b.TaxRateBps), 10000)
+		t.Tax += int64(tax) - b.TaxAmountMinor
+		b.TaxAmountMinor = int64(tax)
+		if t.Tax > MaxAmountMinor {
+			return Totals{}, nil, &AmountRangeError{Index: i, Field: "tax_minor"}
+		}
+		if t.Tax > MaxAmountMinor-t.Subtotal {
+			return Totals{}, nil, &AmountRangeError{Index: i, Field: "total_minor"}
+		}
+	}
+	t.Total = t.Subtotal + t.Tax
+	if out == nil {
+		out = []TaxBreakdown{}
+	}
+	return t, out, nil
+}

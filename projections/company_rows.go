@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/invoicing/invoicing/events"
 )
 
-// Companies projects CompanyCreated into the companies table.
+// Companies projects a company's events into the companies table: its
+// creation as a row, updates and archiving onto it.
 type Companies struct{}
 
 var companiesSchema = mustSchema("companies.sql")
@@ -19,7 +21,7 @@ var companiesSchema = mustSchema("companies.sql")
 func (Companies) Name() string { return "companies" }
 
 // Version implements Projection.
-func (Companies) Version() int { return 3 }
+func (Companies) Version() int { return 5 }
 
 // Schema implements Projection.
 func (Companies) Schema() string { return companiesSchema }
@@ -29,14 +31,37 @@ func (Companies) Tables() []string { return []string{"companies"} }
 
 // Apply implements Projection.
 func (Companies) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
-	if ev.Type != events.TypeCompanyCreated {
-		return nil
+	switch ev.Type {
+	case events.TypeCompanyCreated:
+		return applyCompanyCreated(ev, batch)
+	case events.TypeCompanyUpdated:
+		return applyCompanyUpdated(ev, batch)
+	case events.TypeCompanyArchived:
+		var e events.CompanyArchived
+		if err := decode("companies", ev, &e); err != nil {
+			return err
+		}
+		queueArchived(batch, "companies", e.CompanyID, &e.ArchivedAt, e.ArchivedAt, ev)
+	case events.TypeCompanyUnarchived:
+		var e events.CompanyUnarchived
+		if err := decode("companies", ev, &e); err != nil {
+			return err
+		}
+		queueArchived(batch, "companies", e.CompanyID, nil, e.UnarchivedAt, ev)
 	}
+	return nil
+}
+
+func applyCompanyCreated(ev events.RecordedEvent, batch *pgx.Batch) error {
 	var c events.CompanyCreated
-	if err := json.Unmarshal(ev.Data, &c); err != nil {
-		return fmt.Errorf("companies: decode %s event %x: %w", ev.Type, ev.ID, err)
+	if err := decode("companies", ev, &c); err != nil {
+		return err
 	}
 	address, identifiers, err := marshalValues(c.Address, c.Identifiers)
+	if err != nil {
+		return err
+	}
+	bank, eaddr, err := optionalJSON(c.BankAccount, c.ElectronicAddress)
 	if err != nil {
 		return err
 	}
@@ -45,13 +70,55 @@ func (Companies) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
 		INSERT INTO companies (id, account_id, stream_name, legal_name, trading_name, address,
 			default_currency, default_language, default_payment_terms_days, email,
 			external_reference, identifiers, created_at, updated_at, version, position_hi, position_lo,
-			invoice_number_prefix)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $15, $16, $17)
+			invoice_number_prefix, bank_account, electronic_address)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $15, $16, $17, $18, $19)
 		ON CONFLICT (id) DO NOTHING`,
 		c.CompanyID, c.AccountID, ev.Stream, c.LegalName, nullable(c.TradingName), address,
 		c.DefaultCurrency, c.DefaultLanguage, c.DefaultPaymentTermsDays, nullable(c.Email),
 		nullable(c.ExternalReference), identifiers, c.CreatedAt, int64(ev.Revision)+1, hi, lo,
-		c.InvoiceNumberPrefix)
+		c.InvoiceNumberPrefix, bank, eaddr)
+	return nil
+}
+
+// applyCompanyUpdated overwrites the company's fields with the update's
+// whole state.
+func applyCompanyUpdated(ev events.RecordedEvent, batch *pgx.Batch) error {
+	var c events.CompanyUpdated
+	if err := decode("companies", ev, &c); err != nil {
+		return err
+	}
+	address, identifiers, err := marshalValues(c.Address, c.Identifiers)
+	if err != nil {
+		return err
+	}
+	bank, eaddr, err := optionalJSON(c.BankAccount, c.ElectronicAddress)
+	if err != nil {
+		return err
+	}
+	batch.Queue(`
+		UPDATE companies SET legal_name = $2, trading_name = $3, address = $4, default_currency = $5,
+			default_language = $6, default_payment_terms_days = $7, email = $8, external_reference = $9,
+			identifiers = $10, invoice_number_prefix = $11, updated_at = $12, version = $13,
+			bank_account = $14, electronic_address = $15
+		WHERE id = $1`,
+		c.CompanyID, c.LegalName, nullable(c.TradingName), address, c.DefaultCurrency,
+		c.DefaultLanguage, c.DefaultPaymentTermsDays, nullable(c.Email), nullable(c.ExternalReference),
+		identifiers, c.InvoiceNumberPrefix, c.UpdatedAt, int64(ev.Revision)+1, bank, eaddr)
+	return nil
+}
+
+// queueArchived sets a company's or customer's archived_at (nil: restored),
+// updated_at and version.
+func queueArchived(batch *pgx.Batch, table, id string, archivedAt *time.Time, at time.Time, ev events.RecordedEvent) {
+	batch.Queue(`UPDATE `+table+` SET archived_at = $2, updated_at = $3, version = $4 WHERE id = $1`,
+		id, archivedAt, at, int64(ev.Revision)+1)
+}
+
+// decode decodes an event's payload for the projection named name.
+func decode(name string, ev events.RecordedEvent, into any) error {
+	if err := json.Unmarshal(ev.Data, into); err != nil {
+		return fmt.Errorf("%s: decode %s event %x: %w", name, ev.Type, ev.ID, err)
+	}
 	return nil
 }
 
@@ -73,6 +140,22 @@ func marshalValues(address events.Address, identifiers []events.Identifier) (a, 
 		return nil, nil, err
 	}
 	return a, ids, nil
+}
+
+// optionalJSON renders a bank account and an electronic address as the
+// API shows them, nil (NULL) for an absent one.
+func optionalJSON(bank *events.BankAccount, eaddr *events.ElectronicAddress) (b, e []byte, err error) {
+	if bank != nil {
+		if b, err = apiJSON(bank); err != nil {
+			return nil, nil, err
+		}
+	}
+	if eaddr != nil {
+		if e, err = apiJSON(eaddr); err != nil {
+			return nil, nil, err
+		}
+	}
+	return b, e, nil
 }
 
 func nonNilIdentifiers(ids []events.Identifier) []events.Identifier {

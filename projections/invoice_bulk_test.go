@@ -19,8 +19,9 @@ type oneByOne struct{ Projection }
 
 // ApplyAll (one multi-row INSERT of every draft, then one UPDATE of every
 // change) writes exactly the rows that Apply, one event at a time, writes:
-// same events, same table; drafts and changes interleaved, an invoice
-// issued and voided in the same batch.
+// same events, same table; drafts and changes interleaved, invoices revised
+// and issued, one revised, issued with new dates and voided in the same
+// batch.
 func TestInvoicesApplyAllWritesWhatApplyWrites(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -31,12 +32,22 @@ func TestInvoicesApplyAllWritesWhatApplyWrites(t *testing.T) {
 			d.ExternalReference, d.Notes, d.DueDate = fmt.Sprint("ref-", i), "Danke", ""
 		}
 		stream, _, _ := appendEvent(t, e.store, "invoice", events.TypeInvoiceDrafted, d)
+		rev := uint64(1)
+		if i%3 == 1 || i == 5 { // revised, then maybe issued: both fold into one change
+			appendNext(t, e, stream, rev, events.TypeInvoiceRevised, revisionOf(d, created.Add(time.Hour)))
+			rev++
+		}
 		if i%4 == 1 { // an update between drafts ends a run of them
-			appendNext(t, e, stream, 1, events.TypeInvoiceIssued, events.InvoiceIssued{InvoiceID: d.InvoiceID, CompanyID: d.CompanyID,
-				AccountID: d.AccountID, Number: fmt.Sprintf("INV-%06d", i), Sequence: uint64(i), IssuedAt: created})
+			issued := events.InvoiceIssued{InvoiceID: d.InvoiceID, CompanyID: d.CompanyID,
+				AccountID: d.AccountID, Number: fmt.Sprintf("INV-%06d", i), Sequence: uint64(i), IssuedAt: created}
+			if i == 5 {
+				issued.IssueDate, issued.DueDate = "2026-06-01", "2026-06-15"
+			}
+			appendNext(t, e, stream, rev, events.TypeInvoiceIssued, issued)
+			rev++
 		}
 		if i == 5 {
-			appendNext(t, e, stream, 2, events.TypeInvoiceVoided, events.InvoiceVoided{InvoiceID: d.InvoiceID, CompanyID: d.CompanyID,
+			appendNext(t, e, stream, rev, events.TypeInvoiceVoided, events.InvoiceVoided{InvoiceID: d.InvoiceID, CompanyID: d.CompanyID,
 				AccountID: d.AccountID, Reason: "Doppelt", VoidedAt: created})
 		}
 	}
@@ -67,6 +78,9 @@ func TestInvoicesApplyAllWritesWhatApplyWrites(t *testing.T) {
 	}
 	if n := strings.Count(tables["Apply"], `"status":"issued"`) + strings.Count(tables["Apply"], `"status":"void"`); n != 3 {
 		t.Fatalf("setup: %d issued or void rows, want 3: %s", n, tables["Apply"])
+	}
+	if n := strings.Count(tables["Apply"], `"currency":"CHF"`); n != 5 {
+		t.Fatalf("setup: %d revised rows, want 5: %s", n, tables["Apply"])
 	}
 	if tables["ApplyAll"] != tables["Apply"] {
 		t.Fatalf("ApplyAll wrote\n%s\nApply wrote\n%s", tables["ApplyAll"], tables["Apply"])

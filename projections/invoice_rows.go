@@ -9,8 +9,8 @@ import (
 	"github.com/invoicing/invoicing/events"
 )
 
-// Invoices projects InvoiceDrafted into the invoices table, and the
-// lifecycle events (InvoiceIssued, InvoiceVoided) onto its row.
+// Invoices projects InvoiceDrafted into the invoices table, and the later
+// events (InvoiceRevised, InvoiceIssued, InvoiceVoided) onto its row.
 type Invoices struct{}
 
 var invoicesSchema = mustSchema("invoices.sql")
@@ -19,7 +19,7 @@ var invoicesSchema = mustSchema("invoices.sql")
 func (Invoices) Name() string { return "invoices" }
 
 // Version implements Projection.
-func (Invoices) Version() int { return 4 }
+func (Invoices) Version() int { return 6 }
 
 // Schema implements Projection.
 func (Invoices) Schema() string { return invoicesSchema }
@@ -32,7 +32,7 @@ func (Invoices) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
 	switch ev.Type {
 	case events.TypeInvoiceDrafted:
 		return applyDrafted(ev, batch)
-	case events.TypeInvoiceIssued, events.TypeInvoiceVoided:
+	case events.TypeInvoiceRevised, events.TypeInvoiceIssued, events.TypeInvoiceVoided:
 		return applyLifecycle(ev, batch)
 	}
 	return nil
@@ -51,14 +51,19 @@ func applyLifecycle(ev events.RecordedEvent, batch *pgx.Batch) error {
 
 // decodeDrafted decodes an InvoiceDrafted and renders its documents as the
 // read model stores them.
-func decodeDrafted(ev events.RecordedEvent) (d events.InvoiceDrafted, customer, issuer, lines []byte, err error) {
+func decodeDrafted(ev events.RecordedEvent) (d events.InvoiceDrafted, docs renderedDocs, err error) {
 	if err := json.Unmarshal(ev.Data, &d); err != nil {
-		return d, nil, nil, nil, fmt.Errorf("invoices: decode %s event %x: %w", ev.Type, ev.ID, err)
+		return d, docs, fmt.Errorf("invoices: decode %s event %x: %w", ev.Type, ev.ID, err)
 	}
-	if customer, issuer, lines, err = renderDocuments(d); err != nil {
-		return d, nil, nil, nil, fmt.Errorf("invoices: render %s event %x: %w", ev.Type, ev.ID, err)
+	if docs, err = renderDocuments(d); err != nil {
+		return d, docs, fmt.Errorf("invoices: render %s event %x: %w", ev.Type, ev.ID, err)
 	}
-	return d, customer, issuer, lines, nil
+	return d, docs, nil
+}
+
+// renderedDocs are an invoice's json columns as the API renders them.
+type renderedDocs struct {
+	customer, issuer, lines, document []byte
 }
 
 // applyDrafted inserts one invoice with ApplyAll's multi-row INSERT (a
@@ -75,17 +80,18 @@ func applyDrafted(ev events.RecordedEvent, batch *pgx.Batch) error {
 // renderDocuments renders the snapshots and lines once, here, exactly as
 // the API shows them (absent identifiers as an empty list), so that reads
 // pass the stored text through without decoding it.
-func renderDocuments(d events.InvoiceDrafted) (customer, issuer, lines []byte, err error) {
+func renderDocuments(d events.InvoiceDrafted) (docs renderedDocs, err error) {
 	d.Customer.Identifiers = nonNilIdentifiers(d.Customer.Identifiers)
 	d.Issuer.Identifiers = nonNilIdentifiers(d.Issuer.Identifiers)
-	if customer, err = apiJSON(d.Customer); err != nil {
-		return nil, nil, nil, err
+	if docs.customer, err = apiJSON(d.Customer); err != nil {
+		return docs, err
 	}
-	if issuer, err = apiJSON(d.Issuer); err != nil {
-		return nil, nil, nil, err
+	if docs.issuer, err = apiJSON(d.Issuer); err != nil {
+		return docs, err
 	}
-	if lines, err = apiJSON(d.Lines); err != nil {
-		return nil, nil, nil, err
+	if docs.lines, err = apiJSON(d.Lines); err != nil {
+		return docs, err
 	}
-	return customer, issuer, lines, nil
+	docs.document, err = apiJSON(d.DocumentFields())
+	return docs, err
 }

@@ -62,15 +62,27 @@ func All() []Projection {
 
 // Handles implements Projection: the events each of the service's
 // projections writes rows for.
-func (Companies) Handles(eventType string) bool { return eventType == events.TypeCompanyCreated }
+func (Companies) Handles(eventType string) bool {
+	switch eventType {
+	case events.TypeCompanyCreated, events.TypeCompanyUpdated, events.TypeCompanyArchived, events.TypeCompanyUnarchived:
+		return true
+	}
+	return false
+}
 
 // Handles implements Projection.
-func (Customers) Handles(eventType string) bool { return eventType == events.TypeCustomerCreated }
+func (Customers) Handles(eventType string) bool {
+	switch eventType {
+	case events.TypeCustomerCreated, events.TypeCustomerUpdated, events.TypeCustomerArchived, events.TypeCustomerUnarchived:
+		return true
+	}
+	return false
+}
 
 // Handles implements Projection.
 func (Invoices) Handles(eventType string) bool {
 	switch eventType {
-	case events.TypeInvoiceDrafted, events.TypeInvoiceIssued, events.TypeInvoiceVoided:
+	case events.TypeInvoiceDrafted, events.TypeInvoiceRevised, events.TypeInvoiceIssued, events.TypeInvoiceVoided:
 		return true
 	}
 	return false

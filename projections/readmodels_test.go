@@ -51,6 +51,27 @@ func eventMember(t *testing.T, data []byte, name string) any {
 	return decodeJSON(t, members[name])
 }
 
+// documentMembers are an InvoiceDrafted's or InvoiceRevised's document
+// fields and VAT breakdown, as the read model's document column holds them.
+func documentMembers(t *testing.T, data []byte) any {
+	t.Helper()
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(data, &members); err != nil {
+		t.Fatal(err)
+	}
+	doc := map[string]json.RawMessage{}
+	for _, k := range []string{"buyer_reference", "tax_exemptions", "delivery_date", "delivery_address", "billing_period", "tax_breakdown"} {
+		if v, ok := members[k]; ok {
+			doc[k] = v
+		}
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decodeJSON(t, b)
+}
+
 // decodeJSON decodes b for a JSON-equal comparison; numbers stay exact.
 func decodeJSON(t *testing.T, b []byte) any {
 	t.Helper()
@@ -148,7 +169,7 @@ func TestCustomerCreatedProjectsARowEqualToTheEvent(t *testing.T) {
 // invoiceRow is an invoices row; JSON columns decoded, times in UTC.
 type invoiceRow struct {
 	ID, CompanyID, AccountID, CustomerID, Stream, CustomerName string
-	Customer, Issuer, Lines                                    any
+	Customer, Issuer, Lines, Document                          any
 	Currency, Language, IssueDate, Status                      string
 	DueDate, Number, VoidReason                                *string
 	IssuedAt, VoidedAt                                         *time.Time
@@ -162,22 +183,23 @@ func readInvoice(t *testing.T, pool *pgxpool.Pool, id string) invoiceRow {
 	t.Helper()
 	var (
 		r                       invoiceRow
-		customer, issuer, lines []byte
+		customer, issuer, lines, document []byte
 	)
 	err := pool.QueryRow(context.Background(), `
 		SELECT id::text, company_id::text, account_id, customer_id::text, stream_name, customer_name,
 			customer, issuer, lines, currency, language, issue_date::text, status, due_date::text,
 			number, void_reason, issued_at, voided_at, subtotal_minor, tax_minor, total_minor,
-			external_reference, purchase_order_reference, notes, terms, created_at, updated_at, version
+			external_reference, purchase_order_reference, notes, terms, created_at, updated_at, version, document
 		FROM invoices WHERE id = $1`, id).Scan(&r.ID, &r.CompanyID, &r.AccountID, &r.CustomerID, &r.Stream,
 		&r.CustomerName, &customer, &issuer, &lines, &r.Currency, &r.Language, &r.IssueDate, &r.Status,
 		&r.DueDate, &r.Number, &r.VoidReason, &r.IssuedAt, &r.VoidedAt, &r.SubtotalMinor, &r.TaxMinor,
 		&r.TotalMinor, &r.ExternalReference, &r.PurchaseOrderReference, &r.Notes, &r.Terms,
-		&r.CreatedAt, &r.UpdatedAt, &r.Version)
+		&r.CreatedAt, &r.UpdatedAt, &r.Version, &document)
 	if err != nil {
 		t.Fatalf("read invoice %s: %v", id, err)
 	}
 	r.Customer, r.Issuer, r.Lines = decodeJSON(t, customer), decodeJSON(t, issuer), decodeJSON(t, lines)
+	r.Document = decodeJSON(t, document)
 	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
 	return r
 }
@@ -198,12 +220,17 @@ func draftedInvoice(created time.Time) events.InvoiceDrafted {
 			Identifiers: []events.Identifier{{Scheme: "lei", Value: "5299000J2N45DDNE4Y28"}}},
 		Currency: "EUR", Language: "de-DE", IssueDate: "2026-03-01", DueDate: "2026-03-31",
 		Lines: []events.InvoiceLine{
-			{Position: 1, Description: "Consulting", Quantity: "1.5", Unit: "h", UnitAmountMinor: 333,
-				TaxRateBps: 1900, NetAmountMinor: 7, TaxAmountMinor: 11, TotalAmountMinor: 13},
-			{Position: 2, Description: "Licence", Quantity: "2", UnitAmountMinor: 9007199254740991,
-				TaxRateBps: 0, NetAmountMinor: 9007199254740991, TaxAmountMinor: 0, TotalAmountMinor: 1},
+			{Position: 1, Description: "Consulting", Quantity: "1.5", Unit: "h", UnitCode: "HUR", UnitAmountMinor: 333,
+				TaxRateBps: 1900, TaxCategory: "S", NetAmountMinor: 7, TaxAmountMinor: 11, TotalAmountMinor: 13},
+			{Position: 2, Description: "Licence", Quantity: "2", UnitCode: "C62", UnitAmountMinor: 9007199254740991,
+				TaxRateBps: 0, TaxCategory: "E", NetAmountMinor: 9007199254740991, TaxAmountMinor: 0, TotalAmountMinor: 1},
 		},
 		SubtotalMinor: 17, TaxMinor: 19, TotalMinor: 9007199254740991,
+		DocumentTerms: events.DocumentTerms{BuyerReference: "B-1", DeliveryDate: "2026-02-27",
+			TaxExemptions: []events.TaxExemption{{TaxCategory: "E", Reason: "Exempt <&>"}},
+			DeliveryAddress: &testAddress, BillingPeriod: &events.Period{Start: "2026-02-01"}},
+		TaxBreakdown: []events.TaxBreakdown{{TaxCategory: "S", TaxRateBps: 1900, TaxableAmountMinor: 3, TaxAmountMinor: 5},
+			{TaxCategory: "E", TaxableAmountMinor: 8}},
 		ExternalReference: "erp-7", PurchaseOrderReference: "PO-1", Notes: "Thanks", Terms: "Net 30",
 		CreatedAt: created,
 	}
@@ -241,7 +268,7 @@ func TestInvoiceDraftedProjectsADraftRowThatCopiesTheEvent(t *testing.T) {
 				Language: d.Language, IssueDate: d.IssueDate, Status: "draft", DueDate: tt.due,
 				SubtotalMinor: d.SubtotalMinor, TaxMinor: d.TaxMinor, TotalMinor: d.TotalMinor,
 				ExternalReference: tt.ref, PurchaseOrderReference: tt.po, Notes: tt.notes, Terms: tt.terms,
-				CreatedAt: created, UpdatedAt: created, Version: 1,
+				CreatedAt: created, UpdatedAt: created, Version: 1, Document: documentMembers(t, data),
 			}
 			if got := readInvoice(t, e.pool, d.InvoiceID); !reflect.DeepEqual(got, want) {
 				t.Fatalf("invoices row differs from its event (number, issued_at, void_reason, voided_at must be NULL):\nwant %+v\ngot  %+v", want, got)

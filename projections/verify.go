@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -177,10 +178,10 @@ func columns(ctx context.Context, pool *pgxpool.Pool, schema, table string) ([]c
 	return cols, nil
 }
 
-// verifyInvoiceAmounts recomputes each live invoice's line amounts and
-// totals from quantity, unit amount and tax rate.
+// verifyInvoiceAmounts recomputes each live invoice's line amounts, VAT
+// breakdown and totals from quantity, unit amount, tax rate and category.
 func verifyInvoiceAmounts(ctx context.Context, pool *pgxpool.Pool) ([]Finding, error) {
-	rows, err := pool.Query(ctx, `SELECT id::text, lines, subtotal_minor, tax_minor, total_minor FROM public.invoices ORDER BY position_hi, position_lo`)
+	rows, err := pool.Query(ctx, `SELECT id::text, lines, document, subtotal_minor, tax_minor, total_minor FROM public.invoices ORDER BY position_hi, position_lo`)
 	if err != nil {
 		return nil, fmt.Errorf("read invoices: %w", err)
 	}
@@ -190,19 +191,24 @@ func verifyInvoiceAmounts(ctx context.Context, pool *pgxpool.Pool) ([]Finding, e
 		var (
 			id     string
 			lines  []events.InvoiceLine
+			doc    events.InvoiceDocumentFields
 			stored events.Totals
 		)
-		if err := rows.Scan(&id, &lines, &stored.Subtotal, &stored.Tax, &stored.Total); err != nil {
+		if err := rows.Scan(&id, &lines, &doc, &stored.Subtotal, &stored.Tax, &stored.Total); err != nil {
 			return nil, fmt.Errorf("scan invoice: %w", err)
 		}
-		for _, problem := range recomputeInvoice(lines, stored) {
+		for _, problem := range recomputeInvoice(lines, doc.TaxBreakdown, stored) {
 			findings = append(findings, Finding{Table: "invoices", ID: id, Problem: problem})
 		}
 	}
 	return findings, rows.Err()
 }
 
-func recomputeInvoice(lines []events.InvoiceLine, stored events.Totals) []string {
+// recomputeInvoice recomputes the lines, then the breakdown and totals by
+// the rule the invoice was priced with: events.SumInvoice (the tax of each
+// category and rate), or, for invoices written before the breakdown, the
+// sum of the lines' taxes (events.SumLines, events.LineTaxBreakdown).
+func recomputeInvoice(lines []events.InvoiceLine, breakdown []events.TaxBreakdown, stored events.Totals) []string {
 	var problems []string
 	amounts := make([]events.LineAmounts, len(lines))
 	for i, l := range lines {
@@ -218,11 +224,24 @@ func recomputeInvoice(lines []events.InvoiceLine, stored events.Totals) []string
 			problems = append(problems, fmt.Sprintf("line %d stores %+v, recomputed %+v", l.Position, got, amounts[i]))
 		}
 	}
-	totals, err := events.SumLines(amounts)
-	switch {
-	case err != nil:
-		problems = append(problems, fmt.Sprintf("totals cannot be recomputed: %v", err))
-	case totals != stored:
+	if len(problems) > 0 {
+		return problems
+	}
+	totals, byGroup, err := events.SumInvoice(lines)
+	if err != nil {
+		return append(problems, fmt.Sprintf("totals cannot be recomputed: %v", err))
+	}
+	if !reflect.DeepEqual(breakdown, byGroup) {
+		// Invoices from before the breakdown: their tax is the lines'.
+		totals, err = events.SumLines(amounts)
+		if err != nil {
+			return append(problems, fmt.Sprintf("totals cannot be recomputed: %v", err))
+		}
+		if byLine := events.LineTaxBreakdown(lines); !reflect.DeepEqual(breakdown, byLine) {
+			problems = append(problems, fmt.Sprintf("tax_breakdown stores %+v, recomputed %+v", breakdown, byGroup))
+		}
+	}
+	if totals != stored {
 		problems = append(problems, fmt.Sprintf("totals store %+v, recomputed from the lines %+v", stored, totals))
 	}
 	return problems

@@ -26,6 +26,10 @@ type Company struct {
 	ExternalReference       string
 	Identifiers             json.RawMessage
 	InvoiceNumberPrefix     string
+	// BankAccount and ElectronicAddress are JSON as the API renders them
+	// (events.BankAccount, events.ElectronicAddress), nil when absent.
+	BankAccount       json.RawMessage
+	ElectronicAddress json.RawMessage
 	ArchivedAt              *time.Time
 	CreatedAt               time.Time
 	UpdatedAt               time.Time
@@ -35,11 +39,14 @@ type Company struct {
 // CompanyFilter narrows a company list; empty fields do not filter.
 type CompanyFilter struct {
 	ExternalReference string
+	// Archived lists the archived companies instead of the active ones.
+	Archived bool
 }
 
 const companyColumns = `position_hi, position_lo, id::text, legal_name, coalesce(trading_name, ''), address,
 	default_currency, default_language, default_payment_terms_days, coalesce(email, ''),
-	coalesce(external_reference, ''), identifiers, invoice_number_prefix, archived_at, created_at, updated_at, version`
+	coalesce(external_reference, ''), identifiers, invoice_number_prefix, archived_at, created_at, updated_at, version,
+	bank_account, electronic_address`
 
 // Company returns the account's company, archived or not, or events.ErrNotFound.
 func (s *Store) Company(ctx context.Context, accountID, id string) (Company, error) {
@@ -53,25 +60,59 @@ func companyByID(accountID, id string) statement {
 	return byID(companyColumns, "companies", "account_id = $2", id, accountID)
 }
 
-// Companies lists the account's active companies in creation order.
+// CompanyStream returns the event stream of the account's company, or
+// events.ErrNotFound.
+func (s *Store) CompanyStream(ctx context.Context, accountID, id string) (string, error) {
+	if !validID(id) {
+		return "", events.ErrNotFound
+	}
+	return streamName(ctx, s, companyStreamByID(accountID, id))
+}
+
+func companyStreamByID(accountID, id string) statement {
+	return byID("stream_name", "companies", "account_id = $2", id, accountID)
+}
+
+// Companies lists the account's active companies (or, with f.Archived,
+// its archived ones) in creation order.
 func (s *Store) Companies(ctx context.Context, accountID string, f CompanyFilter, p PageRequest) (Page[Company], error) {
 	return page(ctx, s.pool, scanCompanies, companyList(accountID, f), p)
 }
 
 // companyList is served by companies_active_by_reference when filtered,
-// else by companies_active_by_account.
+// else by companies_active_by_account; the archived list by
+// companies_archived_by_reference and companies_archived_by_account.
 func companyList(accountID string, f CompanyFilter) listing {
 	return listing{
 		table: "companies",
-		scope: scope("companies", accountID, f.ExternalReference),
+		scope: scope(archivedList("companies", f.Archived), accountID, f.ExternalReference),
 		page: func(after rowKey, limit int) statement {
 			q := &keyset{}
 			q.fix("account_id", accountID)
 			q.filter("external_reference", f.ExternalReference)
-			q.and("archived_at IS NULL")
+			q.and(archivedCondition(f.Archived))
 			return q.statement(companyColumns, "companies", after, limit)
 		},
 	}
+}
+
+// archivedList names a list of table's archived rows apart from its active
+// one in cursor scopes; the active list keeps the name it always had, so
+// its cursors stay valid.
+func archivedList(table string, archived bool) string {
+	if archived {
+		return table + "/archived"
+	}
+	return table
+}
+
+// archivedCondition selects the archived rows or the active ones; each
+// list's index is partial on it.
+func archivedCondition(archived bool) string {
+	if archived {
+		return "archived_at IS NOT NULL"
+	}
+	return "archived_at IS NULL"
 }
 
 func scanCompanies(rows pgx.Rows, capacity int) ([]Company, []rowKey, error) {
@@ -87,7 +128,8 @@ func scanCompanies(rows pgx.Rows, capacity int) ([]Company, []rowKey, error) {
 		// json.Unmarshal'ed into).
 		err := rows.Scan(&k.hi, &k.lo, &c.ID, &c.LegalName, &c.TradingName, (*[]byte)(&c.Address), &c.DefaultCurrency,
 			&c.DefaultLanguage, &c.DefaultPaymentTermsDays, &c.Email, &c.ExternalReference,
-			(*[]byte)(&c.Identifiers), &c.InvoiceNumberPrefix, &c.ArchivedAt, &c.CreatedAt, &c.UpdatedAt, &c.Version)
+			(*[]byte)(&c.Identifiers), &c.InvoiceNumberPrefix, &c.ArchivedAt, &c.CreatedAt, &c.UpdatedAt, &c.Version,
+			(*[]byte)(&c.BankAccount), (*[]byte)(&c.ElectronicAddress))
 		if err != nil {
 			return nil, nil, fmt.Errorf("scan company: %w", err)
 		}

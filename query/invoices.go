@@ -39,6 +39,9 @@ type Invoice struct {
 	Language                             string
 	Lines                                json.RawMessage
 	PurchaseOrderReference, Notes, Terms string
+	// Document is the JSON of events.InvoiceDocumentFields as the API
+	// renders them: the document terms and the VAT breakdown.
+	Document json.RawMessage
 }
 
 // InvoiceFilter narrows an invoice list; empty fields do not filter.
@@ -93,6 +96,7 @@ var invoiceFields = append(fullForm(summaryFields),
 	column[Invoice]{"coalesce(purchase_order_reference, '')", text, func(i *Invoice, _ *rowKey) any { return &i.PurchaseOrderReference }},
 	column[Invoice]{"coalesce(notes, '')", text, func(i *Invoice, _ *rowKey) any { return &i.Notes }},
 	column[Invoice]{"coalesce(terms, '')", text, func(i *Invoice, _ *rowKey) any { return &i.Terms }},
+	column[Invoice]{"document", jsonText, func(i *Invoice, _ *rowKey) any { return (*[]byte)(&i.Document) }},
 )
 
 // fullForm reads the summary's columns into an Invoice's summary.
@@ -137,14 +141,19 @@ func (s *Store) InvoiceStream(ctx context.Context, accountID, companyID, id stri
 	if !validID(id) || !validID(companyID) {
 		return "", events.ErrNotFound
 	}
+	return streamName(ctx, s, invoiceStreamByID(accountID, companyID, id))
+}
+
+// streamName runs a stream lookup (companyStreamByID, ...): the record's
+// stream, or events.ErrNotFound.
+func streamName(ctx context.Context, s *Store, st statement) (string, error) {
 	var stream string
-	st := invoiceStreamByID(accountID, companyID, id)
 	err := s.pool.QueryRow(ctx, st.sql, st.args...).Scan(&stream)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", events.ErrNotFound
 	}
 	if err != nil {
-		return "", fmt.Errorf("invoice stream %s: %w", id, pgerr.MarkUnavailable(err, events.ErrUnavailable))
+		return "", fmt.Errorf("stream of %v: %w", st.args[0], pgerr.MarkUnavailable(err, events.ErrUnavailable))
 	}
 	return stream, nil
 }

@@ -123,7 +123,10 @@ func byID(columns, table, cond string, id string, args ...any) statement {
 // Another plan remains possible: a bitmap scan of the list's own index, then
 // a sort. query/plans_test.go explains every list on tables loaded without
 // statistics, and with skewed ones, and checks that the planner keeps to
-// the ordered scan.
+// the ordered scan. The archived lists are the exception it allows: when
+// the planner expects fewer archived rows than a page, it may read them
+// with a bitmap scan of their own index, from the cursor on, and sort
+// those few.
 type keyset struct {
 	filtered bool // the first filter is set
 	conds    []string

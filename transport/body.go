@@ -40,6 +40,24 @@ func decodeCommand[T any](r *http.Request, maxBytes int64, presence bodyPresence
 	return parse(raw)
 }
 
+// mergePatchType is the media type of a JSON Merge Patch (RFC 7396).
+const mergePatchType = "application/merge-patch+json"
+
+// decodePatch is decodeCommand for an update (PATCH): a body is required,
+// sent as a JSON Merge Patch or as plain JSON (RFC 7396 §4 registers the
+// first; many clients only know the second), else 415.
+func decodePatch[T any](r *http.Request, maxBytes int64, parse func([]byte) (command.Parsed[T], error)) (command.Parsed[T], error) {
+	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mediaType != "application/json" && mediaType != mergePatchType {
+		return command.Parsed[T]{}, errUnsupportedPatchMediaType
+	}
+	raw, err := readLimited(r, maxBytes)
+	if err != nil {
+		return command.Parsed[T]{}, err
+	}
+	return parse(raw)
+}
+
 // readBody reads a write's body: it must be JSON by Content-Type (415) and
 // at most maxBytes (413), and arrive within the read timeout (408).
 func readBody(r *http.Request, maxBytes int64) ([]byte, error) {
@@ -47,6 +65,12 @@ func readBody(r *http.Request, maxBytes int64) ([]byte, error) {
 	if err != nil || mediaType != "application/json" {
 		return nil, errUnsupportedMediaType
 	}
+	return readLimited(r, maxBytes)
+}
+
+// readLimited reads a body of at most maxBytes (413) that must arrive
+// within the read timeout (408).
+func readLimited(r *http.Request, maxBytes int64) ([]byte, error) {
 	if r.ContentLength > maxBytes {
 		return nil, errPayloadTooLarge{limit: maxBytes}
 	}

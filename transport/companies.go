@@ -1,14 +1,17 @@
 package transport
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/invoicing/invoicing/command"
+	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/query"
 )
 
 // Companies: POST /v1/companies, GET /v1/companies,
-// GET /v1/companies/{company_id}.
+// GET and PATCH /v1/companies/{company_id}, and POST .../archive and
+// .../unarchive.
 
 func (s *server) createCompany(w http.ResponseWriter, r *http.Request) error {
 	body, err := decodeCommand(r, s.MaxBodyBytes, bodyRequired, command.ParseCreateCompany)
@@ -39,8 +42,9 @@ func (s *server) getCompany(w http.ResponseWriter, r *http.Request) error {
 
 func (s *server) listCompanies(w http.ResponseWriter, r *http.Request) error {
 	perr := &command.ValidationError{}
-	params := parseList(perr, r.URL.Query(), "external_reference")
-	filter := query.CompanyFilter{ExternalReference: params.text(perr, "external_reference", 255)}
+	params := parseList(perr, r.URL.Query(), "archived", "external_reference")
+	filter := query.CompanyFilter{ExternalReference: params.text(perr, "external_reference", 255),
+		Archived: params.boolean(perr, "archived")}
 	if err := perr.OrNil(); err != nil {
 		return err
 	}
@@ -49,6 +53,54 @@ func (s *server) listCompanies(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, list(page, companyFromQuery))
+	return nil
+}
+
+func (s *server) updateCompany(w http.ResponseWriter, r *http.Request) error {
+	companyID, err := companyParam(r)
+	if err != nil {
+		return err
+	}
+	body, err := decodePatch(r, s.MaxBodyBytes, command.ParseUpdateCompany)
+	if err != nil {
+		return err
+	}
+	changed, err := s.Commands.UpdateCompany(r.Context(), commandRequest(r), companyID, body)
+	return writeCompany(w, changed, err)
+}
+
+func (s *server) archiveCompany(w http.ResponseWriter, r *http.Request) error {
+	return setCompanyArchived(s, w, r, s.Commands.ArchiveCompany)
+}
+
+func (s *server) unarchiveCompany(w http.ResponseWriter, r *http.Request) error {
+	return setCompanyArchived(s, w, r, s.Commands.UnarchiveCompany)
+}
+
+// setCompanyArchived runs an archive or unarchive, which may be sent
+// without a body.
+func setCompanyArchived(s *server, w http.ResponseWriter, r *http.Request,
+	run func(context.Context, command.Request, string, command.Parsed[command.Archive]) (command.Result[events.Company], error)) error {
+	companyID, err := companyParam(r)
+	if err != nil {
+		return err
+	}
+	body, err := decodeCommand(r, s.MaxBodyBytes, bodyOptional, command.ParseArchive)
+	if err != nil {
+		return err
+	}
+	changed, err := run(r.Context(), commandRequest(r), companyID, body)
+	return writeCompany(w, changed, err)
+}
+
+// writeCompany answers a write to a company: 200 with the company as the
+// write left it.
+func writeCompany(w http.ResponseWriter, changed command.Result[events.Company], err error) error {
+	if err != nil {
+		return err
+	}
+	c := changed.Value
+	writeChanged(w, etag(c.CompanyID, c.Version), changed.Replayed, companyFromState(c))
 	return nil
 }
 

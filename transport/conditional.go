@@ -2,19 +2,21 @@ package transport
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
+
+	"github.com/invoicing/invoicing/command"
 )
 
 // Conditional GETs (RFC 9110 §8.8.3, §13.1.2). A single resource carries an
 // ETag made of its id and version; a GET or HEAD whose If-None-Match names
 // it is answered 304 with no body. Lists carry none (docs/decisions.md).
 
-// etag is the entity tag of a single resource. It is weak: it names the
-// resource's version, not the bytes, which a new optional field or a
-// rebuilt read model may change while the resource stays the same.
+// etag is the entity tag of a single resource (command.ETag). It is weak:
+// it names the resource's version, not the bytes, which a new optional
+// field or a rebuilt read model may change while the resource stays the
+// same.
 func etag(id string, version int) string {
-	return `W/"` + id + "." + strconv.Itoa(version) + `"`
+	return command.ETag(id, version)
 }
 
 // writeResource answers a GET or HEAD of one resource: 200 with the body and
@@ -51,6 +53,32 @@ func noneMatch(fields []string, tag string) bool {
 		if opaque == want {
 			return true
 		}
+		list = rest
+	}
+}
+
+// ifMatch parses If-Match field values (RFC 9110 §13.1.1) into the
+// precondition a write checks: "*", or the list of entity tags, kept as
+// their opaque tags for weak comparison. A malformed list keeps the tags
+// before the first element that is not one, as noneMatch reads it; an
+// empty or wholly malformed list names no version, so the write fails its
+// precondition rather than ignoring a condition the client meant.
+func ifMatch(fields []string) *command.Precondition {
+	p := &command.Precondition{}
+	list := strings.Join(fields, ",")
+	for {
+		list = strings.TrimLeft(list, " \t,")
+		if list == "" {
+			return p
+		}
+		if list[0] == '*' {
+			return &command.Precondition{Any: true}
+		}
+		opaque, rest, ok := scanETag(list)
+		if !ok {
+			return p
+		}
+		p.Tags = append(p.Tags, opaque)
 		list = rest
 	}
 }

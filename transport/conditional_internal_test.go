@@ -29,6 +29,21 @@ func TestNoneMatchFollowsRFC9110(t *testing.T) {
 		if got := noneMatch(tt.fields, tag); got != tt.want {
 			t.Errorf("%s: noneMatch(%q) = %v, want %v", tt.name, tt.fields, got, tt.want)
 		}
+		// If-Match reads the same lists the same way (RFC 9110 §13.1.1):
+		// the write goes ahead exactly when If-None-Match would match.
+		if got := ifMatch(tt.fields).Holds("a1", 2); got != tt.want {
+			t.Errorf("%s: ifMatch(%q).Holds = %v, want %v", tt.name, tt.fields, got, tt.want)
+		}
+	}
+}
+
+func TestIfMatchParsesTheList(t *testing.T) {
+	p := ifMatch([]string{`"a", W/"b.1"`, `"c"`})
+	if p.Any || len(p.Tags) != 3 || p.Tags[0] != `"a"` || p.Tags[1] != `"b.1"` || p.Tags[2] != `"c"` {
+		t.Errorf("ifMatch = %+v", p)
+	}
+	if p := ifMatch([]string{`*`}); !p.Any {
+		t.Errorf("ifMatch(*) = %+v, want Any", p)
 	}
 }
 

@@ -15,10 +15,12 @@ import (
 // Errors transport itself detects, before any command or query runs.
 var (
 	errUnsupportedMediaType = errors.New("the body must be sent as Content-Type: application/json")
-	errMissingScope         = errors.New("the token lacks the scope this operation needs")
-	errRouteNotFound        = errors.New("no such resource")
-	errMethodNotAllowed     = errors.New("method not allowed")
-	errRequestTimeout       = errors.New("the body was not received within the read timeout")
+	// errUnsupportedPatchMediaType is a PATCH's 415 (decodePatch).
+	errUnsupportedPatchMediaType = errors.New("the body must be sent as Content-Type: application/merge-patch+json or application/json")
+	errMissingScope              = errors.New("the token lacks the scope this operation needs")
+	errRouteNotFound             = errors.New("no such resource")
+	errMethodNotAllowed          = errors.New("method not allowed")
+	errRequestTimeout            = errors.New("the body was not received within the read timeout")
 )
 
 // errPayloadTooLarge wraps the body reader's limit error.
@@ -64,10 +66,14 @@ var errorTable = []errorRow{
 	{is(errRouteNotFound), http.StatusNotFound, "not_found", "The resource does not exist."},
 	{is(errMethodNotAllowed), http.StatusMethodNotAllowed, "method_not_allowed", "The method is not allowed on this resource."},
 	{is(errRequestTimeout), http.StatusRequestTimeout, "request_timeout", "The request body was not received in time."},
-	{is(command.ErrInvalidState), http.StatusConflict, "invalid_state", "The invoice's state does not allow this operation."},
+	{as[*documentIncompleteError], http.StatusUnprocessableEntity, "document_incomplete", "The invoice's data cannot make a valid EN 16931 document; each detail names a rule and the field to fix."},
+	{is(errNotAcceptable), http.StatusNotAcceptable, "not_acceptable", "The Accept header excludes the media type this resource is served as."},
+	{is(command.ErrInvalidState), http.StatusConflict, "invalid_state", "The resource's state does not allow this operation."},
+	{is(command.ErrPreconditionFailed), http.StatusPreconditionFailed, "precondition_failed", "The resource has changed since the version If-Match names; read it again."},
 	{is(command.ErrIdempotencyKeyReused), http.StatusConflict, "idempotency_key_reused", "The idempotency key was already used with a different request."},
 	{as[errPayloadTooLarge], http.StatusRequestEntityTooLarge, "payload_too_large", "The request body is too large."},
 	{is(errUnsupportedMediaType), http.StatusUnsupportedMediaType, "unsupported_media_type", "The body must be sent as Content-Type: application/json."},
+	{is(errUnsupportedPatchMediaType), http.StatusUnsupportedMediaType, "unsupported_media_type", "The body must be sent as Content-Type: application/merge-patch+json or application/json."},
 	{is(command.ErrNotYetReadable), http.StatusServiceUnavailable, "not_yet_readable", "The request was stored but cannot be read back yet; send it again with the same idempotency-key to get its result."},
 	{is(events.ErrUnavailable), http.StatusServiceUnavailable, "unavailable", "The service cannot reach its database right now; send the request again (writes with the same idempotency-key)."},
 }
@@ -133,7 +139,13 @@ func details(err error) []detailJSON {
 	var out []detailJSON
 	var verr *command.ValidationError
 	var merr *command.MalformedBodyError
+	var serr *command.StateError
+	var derr *documentIncompleteError
 	switch {
+	case errors.As(err, &derr):
+		out = derr.details()
+	case errors.As(err, &serr):
+		out = violationDetails(serr.Violations)
 	case errors.As(err, &verr):
 		out = violationDetails(verr.Violations)
 	case errors.As(err, &merr):

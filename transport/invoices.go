@@ -12,8 +12,8 @@ import (
 )
 
 // Invoices of a company: POST and GET /v1/companies/{company_id}/invoices,
-// GET /v1/companies/{company_id}/invoices/{invoice_id}, and POST .../issue
-// and .../void on one invoice.
+// GET and PATCH (a draft's revision) /v1/companies/{company_id}/invoices/{invoice_id},
+// and POST .../issue and .../void on one invoice.
 
 func (s *server) createInvoice(w http.ResponseWriter, r *http.Request) error {
 	companyID, err := companyParam(r)
@@ -38,11 +38,18 @@ func (s *server) getInvoice(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if !acceptable(r.Header.Values("Accept"), "application/json") {
+		return errNotAcceptable
+	}
 	inv, err := s.Queries.Invoice(r.Context(), principal(r).AccountID, companyID, invoiceID)
 	if err != nil {
 		return err
 	}
-	writeResource(w, r, etag(inv.ID, inv.Version), invoiceFromQuery(inv))
+	out, err := invoiceFromQuery(inv)
+	if err != nil {
+		return err
+	}
+	writeResource(w, r, etag(inv.ID, inv.Version), out)
 	return nil
 }
 
@@ -81,6 +88,26 @@ func (s *server) voidInvoice(w http.ResponseWriter, r *http.Request) error {
 	return changeInvoice(s, w, r, command.ParseVoidInvoice, s.Commands.VoidInvoice)
 }
 
+// reviseInvoice revises a draft: PATCH with a JSON Merge Patch over the
+// create-invoice fields; 200 with the invoice as the revision left it.
+func (s *server) reviseInvoice(w http.ResponseWriter, r *http.Request) error {
+	companyID, invoiceID, err := invoiceParams(r)
+	if err != nil {
+		return err
+	}
+	body, err := decodePatch(r, s.MaxBodyBytes, command.ParseReviseInvoice)
+	if err != nil {
+		return err
+	}
+	revised, err := s.Commands.ReviseInvoice(r.Context(), commandRequest(r), companyID, invoiceID, body)
+	if err != nil {
+		return err
+	}
+	inv := revised.Value
+	writeChanged(w, etag(inv.InvoiceID, inv.Version), revised.Replayed, invoiceFromState(inv))
+	return nil
+}
+
 // changeInvoice runs a lifecycle operation (issue, void), which may be sent
 // without a body: 200 with the invoice as the operation left it.
 func changeInvoice[T any](s *server, w http.ResponseWriter, r *http.Request,
@@ -98,8 +125,8 @@ func changeInvoice[T any](s *server, w http.ResponseWriter, r *http.Request,
 	if err != nil {
 		return err
 	}
-	markReplayed(w, changed.Replayed)
-	writeJSON(w, http.StatusOK, invoiceFromState(changed.Value))
+	inv := changed.Value
+	writeChanged(w, etag(inv.InvoiceID, inv.Version), changed.Replayed, invoiceFromState(inv))
 	return nil
 }
 

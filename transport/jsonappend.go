@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/invoicing/invoicing/events"
 )
 
 // jsonAppender is a body that writes its own JSON: the invoice forms and
@@ -126,7 +128,41 @@ func (i invoiceJSON) appendJSON(b []byte) []byte {
 			b = appendString(appendField(b, f.name), f.value)
 		}
 	}
-	return append(b, '}')
+	return append(documentFields(i.InvoiceDocumentFields).appendFields(b), '}')
+}
+
+// documentFields appends the document terms and the VAT breakdown, in
+// events.InvoiceDocumentFields' order.
+type documentFields events.InvoiceDocumentFields
+
+func (d documentFields) appendFields(b []byte) []byte {
+	if d.BuyerReference != "" {
+		b = appendString(appendField(b, "buyer_reference"), d.BuyerReference)
+	}
+	if len(d.TaxExemptions) > 0 {
+		b = appendValue(appendField(b, "tax_exemptions"), d.TaxExemptions)
+	}
+	if d.DeliveryDate != "" {
+		b = appendString(appendField(b, "delivery_date"), d.DeliveryDate)
+	}
+	if d.DeliveryAddress != nil {
+		b = appendValue(appendField(b, "delivery_address"), d.DeliveryAddress)
+	}
+	if d.BillingPeriod != nil {
+		b = appendValue(appendField(b, "billing_period"), d.BillingPeriod)
+	}
+	b = append(appendField(b, "tax_breakdown"), '[')
+	for n, t := range d.TaxBreakdown {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(append(b, `{"tax_category":`...), t.TaxCategory)
+		b = strconv.AppendInt(append(b, `,"tax_rate_bps":`...), t.TaxRateBps, 10)
+		b = strconv.AppendInt(append(b, `,"taxable_amount_minor":`...), t.TaxableAmountMinor, 10)
+		b = strconv.AppendInt(append(b, `,"tax_amount_minor":`...), t.TaxAmountMinor, 10)
+		b = append(b, '}')
+	}
+	return append(b, ']')
 }
 
 // appendedList is a list whose items append themselves: the invoice list.

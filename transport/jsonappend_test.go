@@ -33,6 +33,11 @@ func fill(v reflect.Value, s string, n int64) {
 		case reflect.String:
 			f.SetString(s + v.Type().Field(i).Name)
 		case reflect.Pointer:
+			if f.Type().Elem().Kind() == reflect.Struct {
+				f.Set(reflect.New(f.Type().Elem()))
+				fill(f.Elem(), s, n)
+				continue
+			}
 			p := s + v.Type().Field(i).Name
 			f.Set(reflect.ValueOf(&p))
 		case reflect.Int, reflect.Int64:
@@ -46,12 +51,15 @@ func sampleInvoice(t testing.TB, s string, n int64) invoiceJSON {
 	fill(reflect.ValueOf(&inv).Elem(), s, n)
 	raw := json.RawMessage(encoded(t, map[string]string{"name": s}))
 	inv.Customer, inv.Issuer, inv.Lines = raw, raw, json.RawMessage(`[{"description":"x","quantity":"1"}]`)
+	inv.TaxExemptions = []events.TaxExemption{{TaxCategory: s, Reason: s + "r", ReasonCode: s + "c"}, {TaxCategory: "E"}}
+	inv.TaxBreakdown = []events.TaxBreakdown{{TaxCategory: s, TaxRateBps: n, TaxableAmountMinor: n, TaxAmountMinor: n}, {}}
 	return inv
 }
 
 func checkAppenders(t testing.TB, s string, n int64) {
 	inv := sampleInvoice(t, s, n)
 	empty := invoiceJSON{Customer: json.RawMessage(nil), Lines: []events.InvoiceLine{{Description: s}}}
+	empty.TaxBreakdown = []events.TaxBreakdown{}
 	cursor := "c" + s
 	for _, tc := range []struct {
 		name string

@@ -82,6 +82,15 @@ func (p listParams) text(perr *command.ValidationError, name string, max int) st
 	return v
 }
 
+// boolean checks a true/false filter; absent is false.
+func (p listParams) boolean(perr *command.ValidationError, name string) bool {
+	v, ok := p.filters[name]
+	if ok && v != "true" && v != "false" {
+		perr.Add(name, "must be true or false")
+	}
+	return v == "true"
+}
+
 // pathUUID checks an id in the path or the query string, canonicalising
 // its spelling so that equal ids compare equal (command.ParseUUID).
 func pathUUID(perr *command.ValidationError, name, v string) string {

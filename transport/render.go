@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/invoicing/invoicing/events"
@@ -36,21 +37,24 @@ func identifiers(ids []events.Identifier) []events.Identifier {
 // event, and the read model's json.RawMessage, already their rendering,
 // which encoding/json copies as it is, when rendered from a query.
 type companyJSON struct {
-	ID                      string  `json:"id"`
-	LegalName               string  `json:"legal_name"`
-	TradingName             string  `json:"trading_name,omitempty"`
-	Address                 any     `json:"address"`
-	DefaultCurrency         string  `json:"default_currency"`
-	DefaultLanguage         string  `json:"default_language"`
-	DefaultPaymentTermsDays int     `json:"default_payment_terms_days"`
-	Email                   string  `json:"email,omitempty"`
-	ExternalReference       string  `json:"external_reference,omitempty"`
-	Identifiers             any     `json:"identifiers"`
-	InvoiceNumberPrefix     string  `json:"invoice_number_prefix"`
-	ArchivedAt              *string `json:"archived_at"`
-	CreatedAt               string  `json:"created_at"`
-	UpdatedAt               string  `json:"updated_at"`
-	Version                 int     `json:"version"`
+	ID                      string `json:"id"`
+	LegalName               string `json:"legal_name"`
+	TradingName             string `json:"trading_name,omitempty"`
+	Address                 any    `json:"address"`
+	DefaultCurrency         string `json:"default_currency"`
+	DefaultLanguage         string `json:"default_language"`
+	DefaultPaymentTermsDays int    `json:"default_payment_terms_days"`
+	Email                   string `json:"email,omitempty"`
+	ExternalReference       string `json:"external_reference,omitempty"`
+	Identifiers             any    `json:"identifiers"`
+	InvoiceNumberPrefix     string `json:"invoice_number_prefix"`
+	// BankAccount and ElectronicAddress are nil when absent (see optional).
+	BankAccount       any     `json:"bank_account,omitempty"`
+	ElectronicAddress any     `json:"electronic_address,omitempty"`
+	ArchivedAt        *string `json:"archived_at"`
+	CreatedAt         string  `json:"created_at"`
+	UpdatedAt         string  `json:"updated_at"`
+	Version           int     `json:"version"`
 }
 
 // companyFromEvent renders a company as its creating event describes it:
@@ -62,8 +66,17 @@ func companyFromEvent(e events.CompanyCreated) companyJSON {
 		DefaultPaymentTermsDays: e.DefaultPaymentTermsDays, Email: e.Email,
 		ExternalReference: e.ExternalReference, Identifiers: identifiers(e.Identifiers),
 		InvoiceNumberPrefix: e.InvoiceNumberPrefix,
-		CreatedAt:           timestamp(e.CreatedAt), UpdatedAt: timestamp(e.CreatedAt), Version: 1,
+		BankAccount:         optional(e.BankAccount), ElectronicAddress: optional(e.ElectronicAddress),
+		CreatedAt: timestamp(e.CreatedAt), UpdatedAt: timestamp(e.CreatedAt), Version: 1,
 	}
+}
+
+// companyFromState renders a company as its stream's events make it: what
+// a write to it (update, archive, unarchive) answers.
+func companyFromState(c events.Company) companyJSON {
+	out := companyFromEvent(c.CompanyCreated)
+	out.ArchivedAt, out.UpdatedAt, out.Version = nullableTimestamp(c.ArchivedAt), timestamp(c.UpdatedAt), c.Version
+	return out
 }
 
 func companyFromQuery(c query.Company) companyJSON {
@@ -73,9 +86,28 @@ func companyFromQuery(c query.Company) companyJSON {
 		DefaultPaymentTermsDays: c.DefaultPaymentTermsDays, Email: c.Email,
 		ExternalReference: c.ExternalReference, Identifiers: c.Identifiers,
 		InvoiceNumberPrefix: c.InvoiceNumberPrefix,
-		ArchivedAt:          nullableTimestamp(c.ArchivedAt), CreatedAt: timestamp(c.CreatedAt),
+		BankAccount:         optionalRaw(c.BankAccount), ElectronicAddress: optionalRaw(c.ElectronicAddress),
+		ArchivedAt: nullableTimestamp(c.ArchivedAt), CreatedAt: timestamp(c.CreatedAt),
 		UpdatedAt: timestamp(c.UpdatedAt), Version: c.Version,
 	}
+}
+
+// optional is an optional value for an `any` member with omitempty: the
+// nil interface when absent, which encoding/json leaves out (a nil pointer
+// in an interface would render null).
+func optional[T any](v *T) any {
+	if v == nil {
+		return nil
+	}
+	return v
+}
+
+// optionalRaw is optional for a read model's JSON (nil: NULL, absent).
+func optionalRaw(raw json.RawMessage) any {
+	if len(raw) == 0 {
+		return nil
+	}
+	return raw
 }
 
 // listJSON is the body of every list.

@@ -1,6 +1,9 @@
 package transport
 
 import (
+	"encoding/json"
+	"fmt"
+
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/query"
 )
@@ -14,6 +17,7 @@ type customerJSON struct {
 	Email             string  `json:"email,omitempty"`
 	ExternalReference string  `json:"external_reference,omitempty"`
 	Identifiers       any     `json:"identifiers"`
+	ElectronicAddress any     `json:"electronic_address,omitempty"`
 	ArchivedAt        *string `json:"archived_at"`
 	CreatedAt         string  `json:"created_at"`
 	UpdatedAt         string  `json:"updated_at"`
@@ -24,15 +28,25 @@ func customerFromEvent(e events.CustomerCreated) customerJSON {
 	return customerJSON{
 		ID: e.CustomerID, CompanyID: e.CompanyID, Name: e.Name, Address: e.Address, Email: e.Email,
 		ExternalReference: e.ExternalReference, Identifiers: identifiers(e.Identifiers),
-		CreatedAt: timestamp(e.CreatedAt), UpdatedAt: timestamp(e.CreatedAt), Version: 1,
+		ElectronicAddress: optional(e.ElectronicAddress),
+		CreatedAt:         timestamp(e.CreatedAt), UpdatedAt: timestamp(e.CreatedAt), Version: 1,
 	}
+}
+
+// customerFromState renders a customer as its stream's events make it:
+// what a write to it (update, archive, unarchive) answers.
+func customerFromState(c events.Customer) customerJSON {
+	out := customerFromEvent(c.CustomerCreated)
+	out.ArchivedAt, out.UpdatedAt, out.Version = nullableTimestamp(c.ArchivedAt), timestamp(c.UpdatedAt), c.Version
+	return out
 }
 
 func customerFromQuery(c query.Customer) customerJSON {
 	return customerJSON{
 		ID: c.ID, CompanyID: c.CompanyID, Name: c.Name, Address: c.Address, Email: c.Email,
 		ExternalReference: c.ExternalReference, Identifiers: c.Identifiers,
-		ArchivedAt: nullableTimestamp(c.ArchivedAt), CreatedAt: timestamp(c.CreatedAt),
+		ElectronicAddress: optionalRaw(c.ElectronicAddress),
+		ArchivedAt:        nullableTimestamp(c.ArchivedAt), CreatedAt: timestamp(c.CreatedAt),
 		UpdatedAt: timestamp(c.UpdatedAt), Version: c.Version,
 	}
 }
@@ -74,6 +88,8 @@ type invoiceJSON struct {
 	PurchaseOrderReference string `json:"purchase_order_reference,omitempty"`
 	Notes                  string `json:"notes,omitempty"`
 	Terms                  string `json:"terms,omitempty"`
+	// The document terms (all optional) and the VAT breakdown.
+	events.InvoiceDocumentFields
 }
 
 func optionalString(s string) *string {
@@ -105,6 +121,7 @@ func invoiceFromState(inv events.Invoice) invoiceJSON {
 		},
 		Customer: snapshotCustomer(e.Customer), Issuer: snapshotIssuer(e.Issuer), Language: e.Language,
 		Lines: e.Lines, PurchaseOrderReference: e.PurchaseOrderReference, Notes: e.Notes, Terms: e.Terms,
+		InvoiceDocumentFields: e.DocumentFields(),
 	}
 }
 
@@ -119,12 +136,22 @@ func invoiceSummaryFromQuery(i query.InvoiceSummary) invoiceSummaryJSON {
 	}
 }
 
-func invoiceFromQuery(i query.Invoice) invoiceJSON {
+// invoiceFromQuery renders the read model's invoice; its document fields
+// are decoded (the other documents pass through as stored).
+func invoiceFromQuery(i query.Invoice) (invoiceJSON, error) {
+	var doc events.InvoiceDocumentFields
+	if err := json.Unmarshal(i.Document, &doc); err != nil {
+		return invoiceJSON{}, fmt.Errorf("invoice %s: document fields: %w", i.ID, err)
+	}
+	if doc.TaxBreakdown == nil {
+		doc.TaxBreakdown = []events.TaxBreakdown{}
+	}
 	return invoiceJSON{
 		invoiceSummaryJSON: invoiceSummaryFromQuery(i.InvoiceSummary),
 		Customer:           i.Customer, Issuer: i.Issuer, Language: i.Language,
 		Lines: i.Lines, PurchaseOrderReference: i.PurchaseOrderReference, Notes: i.Notes, Terms: i.Terms,
-	}
+		InvoiceDocumentFields: doc,
+	}, nil
 }
 
 func snapshotCustomer(s events.CustomerSnapshot) events.CustomerSnapshot {

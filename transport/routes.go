@@ -17,6 +17,7 @@ func (s *server) routes() *mux.Router {
 	r.MethodNotAllowedHandler = s.adapt(s.methodNotAllowed)
 	get := func(path string, h http.Handler) { r.Handle(path, h).Methods(http.MethodGet, http.MethodHead) }
 	post := func(path string, h http.Handler) { r.Handle(path, h).Methods(http.MethodPost) }
+	patch := func(path string, h http.Handler) { r.Handle(path, h).Methods(http.MethodPatch) }
 
 	get("/healthz", s.adapt(s.healthz))
 	get("/readyz", s.adapt(s.readyz))
@@ -25,12 +26,20 @@ func (s *server) routes() *mux.Router {
 	post("/v1/companies", s.write(s.createCompany))
 	get("/v1/companies", s.read(s.listCompanies))
 	get("/v1/companies/{company_id}", s.read(s.getCompany))
+	patch("/v1/companies/{company_id}", s.write(s.updateCompany))
+	post("/v1/companies/{company_id}/archive", s.write(s.archiveCompany))
+	post("/v1/companies/{company_id}/unarchive", s.write(s.unarchiveCompany))
 	post("/v1/companies/{company_id}/customers", s.write(s.createCustomer))
 	get("/v1/companies/{company_id}/customers", s.read(s.listCustomers))
 	get("/v1/companies/{company_id}/customers/{customer_id}", s.read(s.getCustomer))
+	patch("/v1/companies/{company_id}/customers/{customer_id}", s.write(s.updateCustomer))
+	post("/v1/companies/{company_id}/customers/{customer_id}/archive", s.write(s.archiveCustomer))
+	post("/v1/companies/{company_id}/customers/{customer_id}/unarchive", s.write(s.unarchiveCustomer))
 	post("/v1/companies/{company_id}/invoices", s.write(s.createInvoice))
 	get("/v1/companies/{company_id}/invoices", s.read(s.listInvoices))
 	get("/v1/companies/{company_id}/invoices/{invoice_id}", s.read(s.getInvoice))
+	get("/v1/companies/{company_id}/invoices/{invoice_id}/einvoice", s.read(s.getEInvoice))
+	r.Handle("/v1/companies/{company_id}/invoices/{invoice_id}", s.write(s.reviseInvoice)).Methods(http.MethodPatch)
 	post("/v1/companies/{company_id}/invoices/{invoice_id}/issue", s.write(s.issueInvoice))
 	post("/v1/companies/{company_id}/invoices/{invoice_id}/void", s.write(s.voidInvoice))
 	return r

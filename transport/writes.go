@@ -7,16 +7,19 @@ import (
 	"github.com/invoicing/invoicing/command"
 )
 
-// What every write (create, issue, void) shares.
+// What every write (create, update, archive, issue, void) shares.
 
-// commandRequest carries the caller, the idempotency key and the trace
-// context to a command.
+// commandRequest carries the caller, the idempotency key, the If-Match
+// precondition and the trace context to a command.
 func commandRequest(r *http.Request) command.Request {
 	p := principal(r)
 	req := command.Request{
 		Actor:          command.Actor{AccountID: p.AccountID, Subject: p.Subject, ClientID: p.ClientID},
 		RequestID:      requestID(r.Context()),
 		IdempotencyKey: r.Header.Get("Idempotency-Key"),
+	}
+	if fields := r.Header.Values("If-Match"); len(fields) > 0 {
+		req.IfMatch = ifMatch(fields)
 	}
 	req.TraceParent = recordedTraceParent(r)
 	return req
@@ -40,6 +43,15 @@ func writeCreated(w http.ResponseWriter, location string, replayed bool, body an
 	w.Header().Set("Location", location)
 	markReplayed(w, replayed)
 	writeJSON(w, http.StatusCreated, body)
+}
+
+// writeChanged answers a write to an existing record (update, archive,
+// unarchive, issue, void): 200 with the record as the write left it and its
+// ETag, the one a later If-Match names.
+func writeChanged(w http.ResponseWriter, tag string, replayed bool, body any) {
+	w.Header().Set("ETag", tag)
+	markReplayed(w, replayed)
+	writeJSON(w, http.StatusOK, body)
 }
 
 // The paths of single resources, for Location.

@@ -131,8 +131,9 @@ func TestMethodNotAllowedListsThePathsMethods(t *testing.T) {
 	inv := co + "/invoices/" + uuid.NewString()
 	for _, tt := range []struct{ method, path, allow string }{
 		{http.MethodDelete, "/v1/companies", "GET, HEAD, POST"},
-		{http.MethodPut, co, "GET, HEAD"},
-		{http.MethodPatch, co + "/customers/" + uuid.NewString(), "GET, HEAD"},
+		{http.MethodPut, co, "GET, HEAD, PATCH"},
+		{http.MethodDelete, co + "/customers/" + uuid.NewString(), "GET, HEAD, PATCH"},
+		{http.MethodGet, co + "/archive", "POST"},
 		{http.MethodGet, inv + "/issue", "POST"},
 		{http.MethodHead, inv + "/void", "POST"},
 		{http.MethodPost, "/healthz", "GET, HEAD"},

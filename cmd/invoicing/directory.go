@@ -27,9 +27,12 @@ func (d directory) Company(ctx context.Context, accountID, companyID string) (co
 		ID: c.ID, LegalName: c.LegalName, TradingName: c.TradingName,
 		Email: c.Email, DefaultCurrency: c.DefaultCurrency,
 		DefaultLanguage: c.DefaultLanguage, DefaultPaymentTermsDays: c.DefaultPaymentTermsDays,
-		InvoiceNumberPrefix: c.InvoiceNumberPrefix,
+		InvoiceNumberPrefix: c.InvoiceNumberPrefix, Archived: c.ArchivedAt != nil,
 	}
 	if err := decodeValues(c.Address, &r.Address, c.Identifiers, &r.Identifiers); err != nil {
+		return command.CompanyRecord{}, fmt.Errorf("company %s: %w", c.ID, err)
+	}
+	if err := errors.Join(decodeOptional(c.BankAccount, &r.BankAccount), decodeOptional(c.ElectronicAddress, &r.ElectronicAddress)); err != nil {
 		return command.CompanyRecord{}, fmt.Errorf("company %s: %w", c.ID, err)
 	}
 	return r, nil
@@ -39,13 +42,24 @@ func (d directory) InvoiceStream(ctx context.Context, accountID, companyID, invo
 	return d.q.InvoiceStream(ctx, accountID, companyID, invoiceID)
 }
 
+func (d directory) CompanyStream(ctx context.Context, accountID, companyID string) (string, error) {
+	return d.q.CompanyStream(ctx, accountID, companyID)
+}
+
+func (d directory) CustomerStream(ctx context.Context, accountID, companyID, customerID string) (string, error) {
+	return d.q.CustomerStream(ctx, accountID, companyID, customerID)
+}
+
 func (d directory) Customer(ctx context.Context, accountID, companyID, customerID string) (command.CustomerRecord, error) {
 	c, err := d.q.Customer(ctx, accountID, companyID, customerID)
 	if err != nil {
 		return command.CustomerRecord{}, err
 	}
-	r := command.CustomerRecord{ID: c.ID, CompanyID: c.CompanyID, Name: c.Name, Email: c.Email}
+	r := command.CustomerRecord{ID: c.ID, CompanyID: c.CompanyID, Name: c.Name, Email: c.Email, Archived: c.ArchivedAt != nil}
 	if err := decodeValues(c.Address, &r.Address, c.Identifiers, &r.Identifiers); err != nil {
+		return command.CustomerRecord{}, fmt.Errorf("customer %s: %w", c.ID, err)
+	}
+	if err := decodeOptional(c.ElectronicAddress, &r.ElectronicAddress); err != nil {
 		return command.CustomerRecord{}, fmt.Errorf("customer %s: %w", c.ID, err)
 	}
 	return r, nil
@@ -55,4 +69,14 @@ func (d directory) Customer(ctx context.Context, accountID, companyID, customerI
 // keep as JSON, for the snapshots of a new invoice.
 func decodeValues(address json.RawMessage, a *events.Address, identifiers json.RawMessage, ids *[]events.Identifier) error {
 	return errors.Join(json.Unmarshal(address, a), json.Unmarshal(identifiers, ids))
+}
+
+// decodeOptional decodes an optional value the read models keep as JSON
+// (NULL: absent, *into stays nil).
+func decodeOptional[T any](raw json.RawMessage, into **T) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	*into = new(T)
+	return json.Unmarshal(raw, *into)
 }

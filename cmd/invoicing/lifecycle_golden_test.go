@@ -3,14 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/invoicing/invoicing/events"
 )
 
-// TestLifecycleBodiesAndEventsMatchTheirGoldenFiles pins an issued and a
-// voided invoice as the API answers them, and the JSON of every event type
+// TestLifecycleBodiesAndEventsMatchTheirGoldenFiles pins a revised, an
+// issued (on a later day) and a voided invoice as the API answers them, and the JSON of every event type
 // as the events table stores it (data and metadata, byte for byte but for
 // the normalised ids, times and hashes). A change to an event's shape shows
 // up in testdata/events.golden, where a reviewer sees it: stored events are
@@ -20,12 +22,39 @@ func TestLifecycleBodiesAndEventsMatchTheirGoldenFiles(t *testing.T) {
 	b := newBilling(t, s, "golden", prefixedCompany)
 	id := b.create(t, "draft-key-golden-1", b.invoiceBody(t, nil))["id"].(string)
 
-	issued := b.issue(t, id, "golden-issue")
+	revised := b.revise(t, id, "golden-revise", `{"notes":"Thank you","issue_date":"2025-01-20"}`)
+	b.mustRevise(t, revised)
+	assertGolden(t, "invoice_revised", revised.body)
+	issued := b.issueOn(t, id, "golden-issue", "2025-02-01")
 	b.mustChange(t, issued)
 	assertGolden(t, "invoice_issued", issued.body)
 	voided := b.void(t, id, "golden-void", "Issued to the wrong customer")
 	b.mustChange(t, voided)
 	assertGolden(t, "invoice_voided", voided.body)
+
+	// The company's and the customer's changes (issue 21).
+	companyPath := "/v1/companies/" + b.companyID
+	customerPath := companyPath + "/customers/" + b.customerID
+	updated := s.recordWrite(t, http.MethodPatch, companyPath, b.tok, "golden-company-update",
+		`{"trading_name":"Acme","address":{"line_2":"Hinterhaus"},"default_payment_terms_days":14}`, nil)
+	s.mustRecordWrite(t, updated, companyPath, b.tok)
+	assertGolden(t, "company_updated", updated.body)
+	for _, step := range []struct{ path, key, body string }{
+		{customerPath, "golden-customer-update", `{"email":"billing@globex.example","identifiers":[{"scheme":"vat","value":"US1"}]}`},
+		{customerPath + "/archive", "golden-customer-archive", ""},
+		{customerPath + "/unarchive", "golden-customer-unarchive", ""},
+		{companyPath + "/archive", "golden-company-archive", ""},
+		{companyPath + "/unarchive", "golden-company-unarchive", ""},
+	} {
+		method, record := http.MethodPost, companyPath
+		if step.body != "" {
+			method = http.MethodPatch
+		}
+		if strings.HasPrefix(step.path, customerPath) {
+			record = customerPath
+		}
+		s.mustRecordWrite(t, s.recordWrite(t, method, step.path, b.tok, step.key, step.body, nil), record, b.tok)
+	}
 
 	type storedEvent struct {
 		Type     string          `json:"event_type"`

@@ -10,20 +10,27 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // readmeSession returns the shell block under "## A first session".
 func readmeSession(t *testing.T) string {
 	t.Helper()
+	return readmeBlock(t, "## A first session")
+}
+
+// readmeBlock returns the first shell block under heading.
+func readmeBlock(t *testing.T, heading string) string {
+	t.Helper()
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "## A first session")
+	_, section, ok := strings.Cut(string(readme), "\n"+heading+"\n")
 	_, block, ok2 := strings.Cut(section, "```sh\n")
 	block, _, ok3 := strings.Cut(block, "```")
 	if !ok || !ok2 || !ok3 {
-		t.Fatal("README.md has no shell block under '## A first session'")
+		t.Fatalf("README.md has no shell block under %q", heading)
 	}
 	return block
 }
@@ -31,17 +38,20 @@ func readmeSession(t *testing.T) string {
 // curlRecorder stands in for curl on the session's PATH: it runs the real
 // curl and appends each exchange to $README_CALLS as two lines, "status
 // method URL" and the body (the service's bodies are one line, ending in a
-// line feed), while the session sees curl's usual output. So the session's
-// text stays verbatim, and the test still sees every answer, those the
-// session only captures into variables included.
+// line feed; the header lines curl -i puts before it are left out), while
+// the session sees curl's usual output. So the session's text stays
+// verbatim, and the test still sees every answer, those the session only
+// captures into variables included.
 const curlRecorder = `#!/usr/bin/env bash
-body="$(mktemp)"
-"$README_REAL_CURL" "$@" -o "$body" -w '%{http_code} %{method} %{url_effective}\n' >>"$README_CALLS"
+out="$(mktemp)"
+"$README_REAL_CURL" "$@" -o "$out" -w '%{http_code} %{method} %{url_effective}\n' >>"$README_CALLS"
 rc=$?
+body="$out.body"
+if head -c5 "$out" | grep -q '^HTTP/'; then sed '1,/^\r\{0,1\}$/d' "$out" >"$body"; else cp "$out" "$body"; fi
 cat "$body" >>"$README_CALLS"
 if [ ! -s "$body" ] || [ -n "$(tail -c1 "$body")" ]; then printf '\n' >>"$README_CALLS"; fi
-cat "$body"
-rm -f "$body"
+cat "$out"
+rm -f "$out" "$body"
 exit "$rc"
 `
 
@@ -182,9 +192,10 @@ func page(name string, more bool) func(*testing.T, map[string]any, map[string]st
 	}
 }
 
-// TestREADMESessionWorks runs the README's first session, verbatim but for
-// the address, against the service with make run's development secret, and
-// holds each of its calls to what the README says it answers.
+// TestREADMESessionWorks runs the README's first session, then its
+// "Changing records" walk-through in the same shell, verbatim but for the
+// address, against the service with make run's development secret, and
+// holds each of their calls to what the README says it answers.
 func TestREADMESessionWorks(t *testing.T) {
 	const makeRunSecret = "dev-only-insecure-hs256-secret-0123456789abcdef"
 	s := newService(t, func(c *config) { c.Auth.HS256Secret = makeRunSecret })
@@ -192,11 +203,12 @@ func TestREADMESessionWorks(t *testing.T) {
 	if !strings.Contains(script, "API="+strings.TrimPrefix(s.url, "http://")) {
 		t.Fatal("the README session no longer sets API=localhost:8080")
 	}
+	script += readmeBlock(t, "## Changing records")
 	out, calls := runREADMESession(t, script, s.url)
 	if strings.Contains(out, `"error"`) {
 		t.Errorf("README session met an error:\n%s", out)
 	}
-	steps := readmeSteps()
+	steps := append(readmeSteps(), changingRecordsSteps(time.Now())...)
 	if len(calls) != len(steps) {
 		t.Errorf("the README session made %d calls; want %d:\n%s", len(calls), len(steps), out)
 	}
@@ -205,6 +217,63 @@ func TestREADMESessionWorks(t *testing.T) {
 		t.Run(fmt.Sprintf("%d %s", i+1, steps[i].name), func(t *testing.T) {
 			checkStep(t, steps[i], calls[i], ids)
 		})
+	}
+}
+
+// changingRecordsSteps is the README's "Changing records", call by call,
+// run on the day today: the customer patched, archived and listed among the
+// archived, the remaining draft found, read, revised and issued today.
+func changingRecordsSteps(today time.Time) []readmeStep {
+	company := `/v1/companies/` + uuidRE
+	customer := company + `/customers/` + uuidRE
+	invoice := company + `/invoices/` + uuidRE
+	day := today.Format(time.DateOnly)
+	due := today.AddDate(0, 0, 30).Format(time.DateOnly)
+	return []readmeStep{
+		{name: "patch the customer", method: "PATCH", path: customer, status: 200,
+			fields: map[string]any{"name": "Globex Corp", "version": 2, "archived_at": nil},
+			check: both(sameID("customer"), func(t *testing.T, body map[string]any, _ map[string]string) {
+				addr, _ := body["address"].(map[string]any)
+				if addr["line_1"] != "742 Evergreen Terrace" || addr["postal_code"] != "12346" || addr["city"] != "Springfield" {
+					t.Errorf("address = %v; want the new line_1 and postal_code, the city kept", addr)
+				}
+			})},
+		{name: "archive the customer", method: "POST", path: customer + `/archive`, status: 200, fields: map[string]any{"version": 3},
+			check: both(sameID("customer"), func(t *testing.T, body map[string]any, _ map[string]string) {
+				if body["archived_at"] == nil {
+					t.Error("archived_at is null after an archive")
+				}
+			})},
+		{name: "list the archived customers", method: "GET", path: company + `/customers\?archived=true`, status: 200, check: listOf("customer")},
+		{name: "find the remaining draft", method: "GET", path: company + `/invoices\?status=draft`, status: 200, check: listOf("second draft")},
+		{name: "get the draft and its ETag", method: "GET", path: invoice, status: 200, fields: map[string]any{"version": 1}, check: sameID("second draft")},
+		{name: "revise the draft's lines", method: "PATCH", path: invoice, status: 200,
+			fields: map[string]any{"status": "draft", "version": 2, "subtotal_minor": 30000, "tax_minor": 5700, "total_minor": 35700},
+			check:  sameID("second draft")},
+		{name: "issue it dated today", method: "POST", path: invoice + `/issue`, status: 200,
+			fields: map[string]any{"status": "issued", "number": "INV-000002", "version": 3, "issue_date": day, "due_date": due},
+			check:  sameID("second draft")},
+	}
+}
+
+// both runs two checks.
+func both(a, b func(*testing.T, map[string]any, map[string]string)) func(*testing.T, map[string]any, map[string]string) {
+	return func(t *testing.T, body map[string]any, ids map[string]string) {
+		a(t, body, ids)
+		b(t, body, ids)
+	}
+}
+
+// listOf checks a list page holding exactly the record remembered under name.
+func listOf(name string) func(*testing.T, map[string]any, map[string]string) {
+	return func(t *testing.T, body map[string]any, ids map[string]string) {
+		data, _ := body["data"].([]any)
+		if len(data) != 1 {
+			t.Fatalf("the list holds %d items; want only the %s", len(data), name)
+		}
+		if row, _ := data[0].(map[string]any); row["id"] != ids[name] {
+			t.Errorf("the list holds %v; want the %s, %s", row["id"], name, ids[name])
+		}
 	}
 }
 

@@ -1,4 +1,4 @@
--- Read model of companies, version 3. Unqualified names: the statements run
+-- Read model of companies, version 5. Unqualified names: the statements run
 -- with search_path set to the schema being built (public for a new database,
 -- a shadow schema during a rebuild).
 -- 2: invoice_number_prefix.
@@ -6,6 +6,10 @@
 --    back as stored (see invoices.sql); each list index is partial on a
 --    condition that only its list states; the position's unique index
 --    leads with position_lo.
+-- 4: updates and archiving (CompanyUpdated, CompanyArchived,
+--    CompanyUnarchived) change rows; the archived lists' indexes.
+-- 5: bank_account and electronic_address (issue 22), json as the API
+--    renders them, NULL when absent.
 --
 -- (position_hi, position_lo) is the creating event's global position, the
 -- key of every keyset page. The projector applies events in that order, one
@@ -27,6 +31,8 @@ CREATE TABLE companies (
 	external_reference         text,
 	identifiers                json        NOT NULL,
 	invoice_number_prefix      text        NOT NULL,
+	bank_account               json,
+	electronic_address         json,
 	archived_at                timestamptz,
 	created_at                 timestamptz NOT NULL,
 	updated_at                 timestamptz NOT NULL,
@@ -37,12 +43,17 @@ CREATE TABLE companies (
 );
 
 -- The lists' indexes, one per list: the account's active companies, or
--- those with one reference. Each is partial on a condition that only its
--- own list's query states (true of every row it must hold: the reference
--- is set; a version is 1 or more), so that no list can be read through the
--- other's index and sorted, whatever the statistics (see keyset in
+-- those with one reference, and the same two of its archived companies.
+-- Each is partial on a condition that only its own list's query states
+-- (true of every row it must hold: archived or not; the reference is set;
+-- a version is 1 or more), so that no list can be read through another's
+-- index and sorted, whatever the statistics (see keyset in
 -- query/query.go).
 CREATE INDEX companies_active_by_account ON companies (account_id, position_hi, position_lo)
 	WHERE archived_at IS NULL AND version <> 0;
 CREATE INDEX companies_active_by_reference ON companies (account_id, external_reference, position_hi, position_lo)
 	WHERE archived_at IS NULL AND external_reference IS NOT NULL;
+CREATE INDEX companies_archived_by_account ON companies (account_id, position_hi, position_lo)
+	WHERE archived_at IS NOT NULL AND version <> 0;
+CREATE INDEX companies_archived_by_reference ON companies (account_id, external_reference, position_hi, position_lo)
+	WHERE archived_at IS NOT NULL AND external_reference IS NOT NULL;

@@ -1,4 +1,4 @@
--- Read model of invoices, version 4 (unqualified names; see companies.sql).
+-- Read model of invoices, version 6 (unqualified names; see companies.sql).
 -- 2: InvoiceIssued and InvoiceVoided update the row.
 -- 3: customer, issuer and lines are json holding the API's rendering, read
 --    back as stored; each list index is partial on a condition that only
@@ -14,6 +14,14 @@
 --    stream; `invoicing audit` reports any live row that a replay of the
 --    events does not produce. The companies and customers tables keep
 --    theirs: they are small and written rarely.
+-- 5: InvoiceRevised overwrites a draft's content (customer, dates, lines,
+--    amounts, references, notes, terms), and InvoiceIssued may move
+--    issue_date and due_date; the lists' filters follow the current values.
+-- 6: the document fields of issue 22 (buyer_reference, tax_exemptions,
+--    delivery_date, delivery_address, billing_period) and tax_breakdown,
+--    in one json object as the API renders those members (document); the
+--    lines gain unit_code and tax_category, the snapshots bank_account
+--    and electronic_address.
 -- Snapshots and lines are rendered once, when the event is projected, as the
 -- API renders them (encoding/json of the events types, without HTML
 -- escaping): json keeps that text byte for byte, so a read passes it
@@ -47,6 +55,7 @@ CREATE TABLE invoices (
 	purchase_order_reference text,
 	notes                    text,
 	terms                    text,
+	document                 json        NOT NULL,
 	created_at               timestamptz NOT NULL,
 	updated_at               timestamptz NOT NULL,
 	version                  integer     NOT NULL

@@ -94,11 +94,18 @@ func TestOperations(t *testing.T) {
 		"GET /v1/companies/{company_id}/invoices",
 		"GET /v1/companies/{company_id}/invoices/{invoice_id}",
 		"GET /v1/openapi.yaml",
+		"PATCH /v1/companies/{company_id}",
+		"PATCH /v1/companies/{company_id}/customers/{customer_id}",
+		"PATCH /v1/companies/{company_id}/invoices/{invoice_id}",
 		"POST /v1/companies",
+		"POST /v1/companies/{company_id}/archive",
 		"POST /v1/companies/{company_id}/customers",
+		"POST /v1/companies/{company_id}/customers/{customer_id}/archive",
+		"POST /v1/companies/{company_id}/customers/{customer_id}/unarchive",
 		"POST /v1/companies/{company_id}/invoices",
 		"POST /v1/companies/{company_id}/invoices/{invoice_id}/issue",
 		"POST /v1/companies/{company_id}/invoices/{invoice_id}/void",
+		"POST /v1/companies/{company_id}/unarchive",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("Operations() = %q, want %q", got, want)
@@ -121,19 +128,24 @@ func TestOperationsRejectsAnInvalidDocument(t *testing.T) {
 // lines, and checks that every response carries X-Request-Id and every
 // error status the Error schema as application/json. Every operation lists
 // 405, the answer of its path to a method it lacks; a get of one resource
-// lists 304, the answer to If-None-Match.
+// lists 304, the answer to If-None-Match; a write to an existing record
+// lists 412, the answer to If-Match.
 func TestErrorResponses(t *testing.T) {
 	lists := []string{"200", "401", "403", "404", "405", "422", "500", "503"}
 	gets := slices.Insert(slices.Clone(lists), 1, "304")
 	creates := []string{"201", "400", "401", "403", "404", "405", "408", "409", "413", "415", "422", "500", "503"}
+	// A write to an existing record answers 200 and honours If-Match (412).
 	lifecycle := slices.Clone(creates)
 	lifecycle[0] = "200"
+	lifecycle = slices.Insert(lifecycle, slices.Index(lifecycle, "413"), "412")
 	want := map[string][]string{
 		"createCompany": slices.DeleteFunc(slices.Clone(creates), func(s string) bool { return s == "404" }),
 		"listCompanies": lists, "getCompany": gets,
+		"updateCompany": lifecycle, "archiveCompany": lifecycle, "unarchiveCompany": lifecycle,
 		"createCustomer": creates, "listCustomers": lists, "getCustomer": gets,
+		"updateCustomer": lifecycle, "archiveCustomer": lifecycle, "unarchiveCustomer": lifecycle,
 		"createInvoice": creates, "listInvoices": lists, "getInvoice": gets,
-		"issueInvoice": lifecycle, "voidInvoice": lifecycle,
+		"issueInvoice": lifecycle, "voidInvoice": lifecycle, "reviseInvoice": lifecycle,
 		"getOpenAPI": {"200", "405"}, "healthz": {"200", "405", "503"}, "readyz": {"200", "405", "503"},
 	}
 	public := map[string]bool{"getOpenAPI": true, "healthz": true, "readyz": true}

@@ -114,7 +114,7 @@ func TestTransport(t *testing.T) {
 			want:  `response header "Allow" missing`},
 		{name: "a 405 whose Allow is not the path's methods is reported", method: "PUT", path: "/v1/companies/" + companyID,
 			reply: reply{status: 405, body: errorBody("method_not_allowed", "req-1"), header: map[string]string{"Allow": "GET, POST"}},
-			want:  `want the path's methods "GET, HEAD"`},
+			want:  `want the path's methods "GET, HEAD, PATCH"`},
 		{name: "a 405 not in the Error shape is reported", method: "DELETE", path: "/v1/companies",
 			reply: reply{status: 405, body: map[string]any{"message": "no"}, header: map[string]string{"Allow": "GET, HEAD, POST"}},
 			want:  "response 405 violates"},

@@ -1,0 +1,141 @@
+package events
+
+import "encoding/json"
+
+// VAT categories of a line (EN 16931 BT-151, UNTDID 5305 as EN 16931
+// restricts it).
+const (
+	TaxStandard       = "S"  // standard rate: a rate above 0
+	TaxZero           = "Z"  // zero rated goods
+	TaxExempt         = "E"  // exempt from VAT
+	TaxReverseCharge  = "AE" // VAT reverse charge
+	TaxIntraCommunity = "K"  // intra-community supply
+	TaxExport         = "G"  // free export item, VAT not charged
+	TaxNotSubject     = "O"  // services outside the scope of VAT
+	TaxCanaryIslands  = "L"  // IGIC (Canary Islands)
+	TaxCeutaMelilla   = "M"  // IPSI (Ceuta and Melilla)
+)
+
+// TaxCategories lists the categories a line may have, in the order the
+// API documents them.
+var TaxCategories = []string{TaxStandard, TaxZero, TaxExempt, TaxReverseCharge,
+	TaxIntraCommunity, TaxExport, TaxNotSubject, TaxCanaryIslands, TaxCeutaMelilla}
+
+// DefaultUnitCode is a line's unit of measure code (UN/ECE Rec 20 "one",
+// EN 16931 BT-130) when the client names none, and in events from before it.
+const DefaultUnitCode = "C62"
+
+// DefaultTaxCategory is a line's category when the client names none, and
+// in events from before it: standard rated when it bears a rate, else zero
+// rated.
+func DefaultTaxCategory(taxRateBps int64) string {
+	if taxRateBps > 0 {
+		return TaxStandard
+	}
+	return TaxZero
+}
+
+// RateRule is what a category says of a line's rate: S needs one above 0;
+// Z, E, AE, K, G and O forbid one (0); L and M take any.
+func RateRule(category string) (needsRate, forbidsRate bool) {
+	switch category {
+	case TaxStandard:
+		return true, false
+	case TaxZero, TaxExempt, TaxReverseCharge, TaxIntraCommunity, TaxExport, TaxNotSubject:
+		return false, true
+	}
+	return false, false
+}
+
+// TaxBreakdown is one entry of an invoice's VAT breakdown (EN 16931
+// BG-23): the lines of one category and rate, their net sum and its tax.
+type TaxBreakdown struct {
+	TaxCategory        string `json:"tax_category"`
+	TaxRateBps         int64  `json:"tax_rate_bps"`
+	TaxableAmountMinor int64  `json:"taxable_amount_minor"`
+	TaxAmountMinor     int64  `json:"tax_amount_minor"`
+}
+
+// UnmarshalJSON reads a line, giving a line from before unit_code and
+// tax_category their defaults (DefaultUnitCode, DefaultTaxCategory), so
+// that every reader of the log sees one shape.
+func (l *InvoiceLine) UnmarshalJSON(b []byte) error {
+	type plain InvoiceLine
+	if err := json.Unmarshal(b, (*plain)(l)); err != nil {
+		return err
+	}
+	if l.UnitCode == "" {
+		l.UnitCode = DefaultUnitCode
+	}
+	if l.TaxCategory == "" {
+		l.TaxCategory = DefaultTaxCategory(l.TaxRateBps)
+	}
+	return nil
+}
+
+// UnmarshalJSON reads an InvoiceDrafted; one from before tax_breakdown
+// gets the breakdown its totals were computed with (LineTaxBreakdown).
+func (d *InvoiceDrafted) UnmarshalJSON(b []byte) error {
+	type plain InvoiceDrafted
+	if err := json.Unmarshal(b, (*plain)(d)); err != nil {
+		return err
+	}
+	if d.TaxBreakdown == nil {
+		d.TaxBreakdown = LineTaxBreakdown(d.Lines)
+	}
+	return nil
+}
+
+// UnmarshalJSON reads an InvoiceRevised, as InvoiceDrafted's.
+func (r *InvoiceRevised) UnmarshalJSON(b []byte) error {
+	type plain InvoiceRevised
+	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
+		return err
+	}
+	if r.TaxBreakdown == nil {
+		r.TaxBreakdown = LineTaxBreakdown(r.Lines)
+	}
+	return nil
+}
+
+// breakdownKey groups lines by category and rate.
+type breakdownKey struct {
+	category string
+	rate     int64
+}
+
+// group returns the breakdown of lines with empty tax amounts, one entry
+// per category and rate in the order they first appear, and each line's
+// entry.
+func group(lines []InvoiceLine) ([]TaxBreakdown, []int) {
+	var out []TaxBreakdown
+	at := map[breakdownKey]int{}
+	idx := make([]int, len(lines))
+	for i, l := range lines {
+		k := breakdownKey{l.TaxCategory, l.TaxRateBps}
+		n, ok := at[k]
+		if !ok {
+			n = len(out)
+			at[k] = n
+			out = append(out, TaxBreakdown{TaxCategory: k.category, TaxRateBps: k.rate})
+		}
+		idx[i] = n
+	}
+	return out, idx
+}
+
+// LineTaxBreakdown is the breakdown of invoices drafted or revised before
+// the breakdown existed, whose tax was the sum of their lines' taxes: per
+// category and rate, taxable = Σ net and tax = Σ line tax. It keeps
+// Σ breakdown tax equal to the tax those events recorded.
+func LineTaxBreakdown(lines []InvoiceLine) []TaxBreakdown {
+	out, idx := group(lines)
+	for i, l := range lines {
+		out[idx[i]].TaxableAmountMinor += l.NetAmountMinor
+		out[idx[i]].TaxAmountMinor += l.TaxAmountMinor
+	}
+	if out == nil {
+		out = []TaxBreakdown{}
+	}
+	return out
+}
