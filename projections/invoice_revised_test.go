@@ -27,7 +27,7 @@ func revisionOf(d events.InvoiceDrafted, at time.Time) events.InvoiceRevised {
 			TaxRateBps: 800, TaxCategory: "S", NetAmountMinor: 23, TaxAmountMinor: 29, TotalAmountMinor: 31}},
 		SubtotalMinor: 37, TaxMinor: 41, TotalMinor: 43,
 		TaxBreakdown: []events.TaxBreakdown{{TaxCategory: "S", TaxRateBps: 800, TaxableAmountMinor: 47, TaxAmountMinor: 53}},
-		RevisedAt: at, Changed: []string{"currency", "customer_id", "issue_date", "language", "lines"},
+		RevisedAt:    at, Changed: []string{"currency", "customer_id", "issue_date", "language", "lines"},
 	}
 }
 

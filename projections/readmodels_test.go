@@ -182,7 +182,7 @@ type invoiceRow struct {
 func readInvoice(t *testing.T, pool *pgxpool.Pool, id string) invoiceRow {
 	t.Helper()
 	var (
-		r                       invoiceRow
+		r                                 invoiceRow
 		customer, issuer, lines, document []byte
 	)
 	err := pool.QueryRow(context.Background(), `
@@ -227,7 +227,7 @@ func draftedInvoice(created time.Time) events.InvoiceDrafted {
 		},
 		SubtotalMinor: 17, TaxMinor: 19, TotalMinor: 9007199254740991,
 		DocumentTerms: events.DocumentTerms{BuyerReference: "B-1", DeliveryDate: "2026-02-27",
-			TaxExemptions: []events.TaxExemption{{TaxCategory: "E", Reason: "Exempt <&>"}},
+			TaxExemptions:   []events.TaxExemption{{TaxCategory: "E", Reason: "Exempt <&>"}},
 			DeliveryAddress: &testAddress, BillingPeriod: &events.Period{Start: "2026-02-01"}},
 		TaxBreakdown: []events.TaxBreakdown{{TaxCategory: "S", TaxRateBps: 1900, TaxableAmountMinor: 3, TaxAmountMinor: 5},
 			{TaxCategory: "E", TaxableAmountMinor: 8}},

@@ -30,10 +30,10 @@ type Company struct {
 	// (events.BankAccount, events.ElectronicAddress), nil when absent.
 	BankAccount       json.RawMessage
 	ElectronicAddress json.RawMessage
-	ArchivedAt              *time.Time
-	CreatedAt               time.Time
-	UpdatedAt               time.Time
-	Version                 int
+	ArchivedAt        *time.Time
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	Version           int
 }
 
 // CompanyFilter narrows a company list; empty fields do not filter.
