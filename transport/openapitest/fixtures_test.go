@@ -126,11 +126,12 @@ func invoice(edit func(map[string]any)) map[string]any {
 		"currency": "EUR", "language": "de-DE", "issue_date": "2025-03-01", "due_date": "2025-03-31",
 		"issued_at": nil, "number": nil, "status": "draft", "void_reason": nil, "voided_at": nil,
 		"lines": []any{map[string]any{
-			"position": 1, "description": "Consulting", "quantity": "1.5", "unit": "h",
-			"unit_amount_minor": 10000, "tax_rate_bps": 1900,
+			"position": 1, "description": "Consulting", "quantity": "1.5", "unit": "h", "unit_code": "HUR",
+			"unit_amount_minor": 10000, "tax_rate_bps": 1900, "tax_category": "S",
 			"net_amount_minor": 15000, "tax_amount_minor": 2850, "total_amount_minor": 17850,
 		}},
 		"subtotal_minor": 15000, "tax_minor": 2850, "total_minor": 17850,
+		"tax_breakdown": []any{map[string]any{"tax_category": "S", "tax_rate_bps": 1900, "taxable_amount_minor": 15000, "tax_amount_minor": 2850}},
 		"created_at": timestamp, "updated_at": timestamp, "version": 1,
 	}
 	if edit != nil {
