@@ -132,7 +132,7 @@ func invoice(edit func(map[string]any)) map[string]any {
 		}},
 		"subtotal_minor": 15000, "tax_minor": 2850, "total_minor": 17850,
 		"tax_breakdown": []any{map[string]any{"tax_category": "S", "tax_rate_bps": 1900, "taxable_amount_minor": 15000, "tax_amount_minor": 2850}},
-		"created_at": timestamp, "updated_at": timestamp, "version": 1,
+		"created_at":    timestamp, "updated_at": timestamp, "version": 1,
 	}
 	if edit != nil {
 		edit(inv)
