@@ -68,6 +68,13 @@ func matrix() []matrixCase {
 		{name: "text", doc: escaping()},
 		{name: "max-eur-z", doc: withLines(full(), lineSpec{"1", largest, "Z", 0}), nearCap: true},
 		{name: "max-eur-s", doc: withLines(full(), lineSpec{"1", netS, "S", 1900}), nearCap: true},
+		{name: "max-eur-two-lines", doc: withLines(full(), lineSpec{"1", largest / 2, "Z", 0}, lineSpec{"1", largest - largest/2, "Z", 0}), nearCap: true},
+		{name: "max-eur-mixed", doc: withLines(full(), lineSpec{"1", netS / 2, "S", 1900}, lineSpec{"1", netS/2 - 3, "S", 700},
+			lineSpec{"1", 1234567, "Z", 0}), nearCap: true},
+		// Three lines near the cap with cents: CEN's CII artefact sums the
+		// line amounts as doubles (BR-CO-10) and misses by a cent.
+		{name: "max-eur-three-lines", doc: withLines(full(), lineSpec{"1", largest/2 - 2, "Z", 0}, lineSpec{"1", largest/2 - 6, "Z", 0},
+			lineSpec{"1", 5, "Z", 0}), nearCap: true},
 		{name: "max-jpy-z", doc: func() Document { d := withLines(full(), lineSpec{"1", largest, "Z", 0}); d.Currency = "JPY"; return d }(), nearCap: true},
 		{name: "max-jpy-s", doc: func() Document { d := withLines(full(), lineSpec{"1", netS, "S", 1900}); d.Currency = "JPY"; return d }(), nearCap: true},
 	}
@@ -126,6 +133,8 @@ func TestMatrixPassesCEN(t *testing.T) {
 	for i, n := range names {
 		r := results[paths[i]]
 		switch {
+		case r.pass && nearCap[n]:
+			t.Logf("%s: passes CEN's CII check", n)
 		case r.pass:
 		case nearCap[n]:
 			t.Logf("%s: known upstream CII floating point issue (eInvoicing-EN16931 #277/#279/#435): %s", n, r.line)

@@ -72,6 +72,9 @@ func ruleLess(a, b string) bool {
 func splitRule(r string) (string, int) {
 	i := strings.LastIndexByte(r, '-')
 	n := 0
+	if i < 0 {
+		return r, 0
+	}
 	if _, err := fmt.Sscanf(r[i+1:], "%d", &n); err != nil {
 		return r, 0
 	}

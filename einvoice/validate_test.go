@@ -177,3 +177,16 @@ func TestValidateRejectsWhatIsNoInvoice(t *testing.T) {
 		}
 	}
 }
+
+// FuzzValidate: whatever the input, Validate answers (a report or an
+// error) and never panics.
+func FuzzValidate(f *testing.F) {
+	for _, d := range []Document{minimal(), full()} {
+		f.Add(render(f, d, "ubl"))
+		f.Add(render(f, d, "cii"))
+	}
+	f.Add([]byte(`<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"><cac:InvoiceLine xmlns:cac="x"/></Invoice>`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = Validate(bytes.NewReader(b))
+	})
+}
