@@ -61,7 +61,9 @@ func exemption(category, reason, code string) []any {
 func matrixParties(t *testing.T, s *service) (full, minimal, notSubject, eu billing) {
 	tok := token(t, "cen-matrix")
 	co := func(key, body string) string { return s.createCompany(t, tok, key, body)["id"].(string) }
-	cu := func(companyID, key, body string) string { return s.createCustomer(t, tok, companyID, key, body)["id"].(string) }
+	cu := func(companyID, key, body string) string {
+		return s.createCustomer(t, tok, companyID, key, body)["id"].(string)
+	}
 	fullCo := co("cen-co-full", `{"legal_name":"Acme <&> \"Söhne\" GmbH","trading_name":"Acme's","address":{"line_1":"Hauptstr. 1",
 		"line_2":"Hinterhaus","city":"Berlin","postal_code":"10115","region":"BE","country_code":"DE"},"default_currency":"EUR",
 		"email":"billing@acme.example","identifiers":[{"scheme":"vat","value":"DE123456789"},{"scheme":"tax","value":"12/345/67890"},
@@ -91,7 +93,7 @@ func matrixCases(full, minimal, notSubject, eu billing) []matrixCase {
 		"purchase_order_reference": "PO-<&>-1", "external_reference": "erp-7", "notes": "Thank you.\nLine two\r\nand 'three' & \"four\"",
 		"terms": "Net 30 days\n2 % Skonto", "buyer_reference": "04011000-12345-34", "delivery_date": "2025-01-10",
 		"delivery_address": map[string]any{"line_1": "Dock 4", "line_2": "Tor B", "city": "Hamburg", "postal_code": "20457", "region": "HH", "country_code": "DE"},
-		"billing_period": map[string]any{"start": "2025-01-01", "end": "2025-01-31"},
+		"billing_period":   map[string]any{"start": "2025-01-01", "end": "2025-01-31"},
 		"lines": []any{mline("Beratung <&> \"Analyse\"\nzweite Zeile", "2.5", 12000, 1900, "S"), mline("Bücher", "3", 1999, 700, "S"),
 			map[string]any{"description": "Hours", "quantity": "7.25", "unit": "h", "unit_code": "HUR", "unit_amount_minor": 8000, "tax_rate_bps": 1900}}}
 	return []matrixCase{
