@@ -10,8 +10,9 @@ import (
 	"testing"
 )
 
-// Issue 22, item 3: GET .../invoices/{invoice_id}/pdf, the invoice as a
-// printable PDF carrying its CII e-invoice (Factur-X) when issued.
+// Issue 22, items 3 and 4: GET .../invoices/{invoice_id}/pdf, the invoice
+// as a printable PDF carrying its CII e-invoice (Factur-X) when issued,
+// byte-stable across requests and a projection rebuild.
 
 // pdfTool runs a poppler tool on pdf ("{}" in args is the file) and
 // returns its output; the test skips when the tool is missing.
@@ -100,6 +101,12 @@ func TestInvoicePDF(t *testing.T) {
 	mustStatus(t, b.pdf(t, draft, map[string]string{"If-None-Match": tag}), http.StatusNotModified)
 	res = b.pdf(t, draft, map[string]string{"Accept": "application/json"})
 	mustStatus(t, res, http.StatusNotAcceptable)
+	if out, err := runCommand(t, s, "projections", "rebuild"); err != nil {
+		t.Fatalf("rebuild: %v\n%s", err, out)
+	}
+	if after := b.pdf(t, draft, nil); !bytes.Equal(after.body, again.body) {
+		t.Error("the PDF after a projection rebuild differs")
+	}
 
 	b.mustChange(t, b.void(t, draft, "pdf-void", "Wrong customer"))
 	res = b.pdf(t, draft, nil)
