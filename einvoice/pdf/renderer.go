@@ -4,8 +4,8 @@
 // PDF/A-3b; a draft is stamped DRAFT and carries no XML. Rendering is a pure
 // function of its input: no clock, no random ids, the same bytes every time.
 //
-// Layout uses github.com/go-pdf/fpdf with the Go fonts (BSD licensed, from
-// golang.org/x/image/font/gofont) embedded as subsets; finish (pdfa.go)
+// Layout uses github.com/go-pdf/fpdf with Go Regular (BSD licensed, from
+// golang.org/x/image/font/gofont) embedded as a subset; finish (pdfa.go)
 // rewrites the document catalog for what fpdf cannot express.
 package pdf
 
@@ -15,7 +15,6 @@ import (
 	"fmt"
 
 	"github.com/go-pdf/fpdf"
-	"golang.org/x/image/font/gofont/gobold"
 	"golang.org/x/image/font/gofont/goregular"
 
 	"github.com/invoicing/invoicing/einvoice"
@@ -40,18 +39,18 @@ type Options struct {
 // what every render needs and never changes (the fonts' coverage, the
 // output intent's colour profile); it is safe for concurrent use.
 type Renderer struct {
-	regular, bold []byte
+	regular []byte
 	cover         *coverage
 	iccFlate      []byte
 }
 
-// NewRenderer parses the fonts once and builds the colour profile.
+// NewRenderer reads the font's coverage once and builds the colour profile.
 func NewRenderer() (*Renderer, error) {
-	cover, err := newCoverage(goregular.TTF, gobold.TTF)
+	cover, err := newCoverage(goregular.TTF)
 	if err != nil {
-		return nil, fmt.Errorf("pdf: parse the Go fonts: %w", err)
+		return nil, fmt.Errorf("pdf: parse the Go font: %w", err)
 	}
-	return &Renderer{regular: goregular.TTF, bold: gobold.TTF, cover: cover, iccFlate: deflate(srgbProfile())}, nil
+	return &Renderer{regular: goregular.TTF, cover: cover, iccFlate: deflate(srgbProfile())}, nil
 }
 
 // Render draws d and returns the PDF's bytes.
@@ -86,7 +85,6 @@ func (r *Renderer) newFpdf() *fpdf.Fpdf {
 	p.SetMargins(marginX, marginTop, marginX)
 	p.SetCellMargin(1.2)
 	p.AddUTF8FontFromBytes(fontFamily, "", r.regular)
-	p.AddUTF8FontFromBytes(fontFamily, "B", r.bold)
 	return p
 }
 
