@@ -36,12 +36,12 @@ type Options struct {
 }
 
 // Renderer renders PDFs. Make one with NewRenderer and reuse it: it holds
-// what every render needs and never changes (the fonts' coverage, the
+// what every render needs and never changes (the font's coverage, the
 // output intent's colour profile); it is safe for concurrent use.
 type Renderer struct {
-	regular []byte
-	cover         *coverage
-	iccFlate      []byte
+	regular  []byte
+	cover    *coverage
+	iccFlate []byte
 }
 
 // NewRenderer reads the font's coverage once and builds the colour profile.
