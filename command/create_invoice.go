@@ -131,8 +131,9 @@ func (r *reader) line(path string, v any) LineInput {
 		}
 	}
 	l.UnitAmountMinor, _ = o.integer("unit_amount_minor", 0, events.MaxAmountMinor, true)
-	l.TaxRateBps, _ = o.integer("tax_rate_bps", 0, 10000, true)
-	o.lineTax(&l)
+	var rateOK bool
+	l.TaxRateBps, rateOK = o.integer("tax_rate_bps", 0, 10000, true)
+	o.lineTax(&l, rateOK)
 	return l
 }
 

@@ -155,9 +155,9 @@ func (o object) taxExemptions(field string) []events.TaxExemption {
 }
 
 // lineTax reads a line's unit code and VAT category and checks the
-// category against the rate: S needs a rate above 0, Z, E, AE, K, G and O
-// forbid one.
-func (o object) lineTax(l *LineInput) {
+// category against the rate (when the rate itself is valid): S needs a
+// rate above 0, Z, E, AE, K, G and O forbid one.
+func (o object) lineTax(l *LineInput, rateOK bool) {
 	l.UnitCode = o.str("unit_code", unitCode)
 	l.TaxCategory = o.str("tax_category", text{min: 1, max: 2})
 	path := join(o.path, "tax_category")
@@ -168,7 +168,7 @@ func (o object) lineTax(l *LineInput) {
 		o.r.add(path, "must be one of %s", strings.Join(events.TaxCategories, ", "))
 		return
 	}
-	if _, ok := o.get("tax_rate_bps"); !ok {
+	if !rateOK {
 		return
 	}
 	switch needs, forbids := events.RateRule(l.TaxCategory); {

@@ -41,8 +41,8 @@ func FromInvoice(inv events.Invoice) (Document, error) {
 		Number: inv.Number, IssueDate: inv.IssueDate, TypeCode: TypeCommercialInvoice, Currency: inv.Currency,
 		DueDate: inv.DueDate, BuyerReference: inv.BuyerReference, PurchaseOrderReference: inv.PurchaseOrderReference,
 		PaymentTerms: inv.Terms,
-		Seller:       sellerFrom(inv.Issuer),
-		Buyer:        buyerFrom(inv.Customer),
+		Seller:       sellerParty(inv.Issuer),
+		Buyer:        buyerParty(inv.Customer),
 		Status:       inv.Status, Language: inv.Language, VoidReason: inv.VoidReason,
 		Totals: Totals{LineTotal: inv.SubtotalMinor, TaxExclusive: inv.SubtotalMinor, Tax: inv.TaxMinor,
 			TaxInclusive: inv.TotalMinor, Payable: inv.TotalMinor},
@@ -88,16 +88,14 @@ func breakdown(groups []events.TaxBreakdown, exemptions []events.TaxExemption) [
 	return out
 }
 
-// sellerFrom is the seller (BG-4) as the issuer snapshot has it.
-func sellerFrom(s events.IssuerSnapshot) Party {
+func sellerParty(s events.IssuerSnapshot) Party {
 	p := party(s.Identifiers, true)
 	p.Name, p.TradingName, p.Address, p.Email = s.LegalName, s.TradingName, address(s.Address), s.Email
 	p.ElectronicAddress = electronicAddress(s.ElectronicAddress)
 	return p
 }
 
-// buyerFrom is the buyer (BG-7) as the customer snapshot has it.
-func buyerFrom(c events.CustomerSnapshot) Party {
+func buyerParty(c events.CustomerSnapshot) Party {
 	p := party(c.Identifiers, false)
 	p.Name, p.Address, p.Email = c.Name, address(c.Address), c.Email
 	p.ElectronicAddress = electronicAddress(c.ElectronicAddress)

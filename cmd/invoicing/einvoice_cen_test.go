@@ -123,6 +123,8 @@ func matrixCases(full, minimal, notSubject, eu billing) []matrixCase {
 		{"100 lines", full, map[string]any{"lines": hundred}, false},
 		{"the largest amount, zero rated", full, map[string]any{"lines": []any{mline("Max", "1", 9007199254740991, 0, "Z")}}, true},
 		{"the largest amount with tax", full, map[string]any{"lines": []any{mline("Max", "1", 7569074163647891, 1900, "S")}}, true},
+		{"three lines near the cap with cents", full, map[string]any{"lines": []any{mline("a", "1", 3002399751580331, 0, "Z"),
+			mline("b", "1", 3002399751580329, 0, "Z"), mline("c", "1", 3002399751580331, 0, "Z")}}, true},
 		{"a large amount without cents", full, map[string]any{"lines": []any{mline("Round", "1", 9000000000000000, 0, "Z")}}, true},
 		{"non-Latin scripts", full, map[string]any{"notes": "Спасибо! 谢谢 شكرا ありがとう 🧾", "lines": []any{mline("Ελληνικά καὶ العربية 日本語", "1", 100, 1900, "")}}, false},
 	}

@@ -1,0 +1,72 @@
+package einvoice
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/invoicing/invoicing/events"
+)
+
+// FromInvoice maps every business term an invoice holds, from its
+// snapshots; identifiers go to their terms by scheme.
+func TestFromInvoiceMapsEveryTerm(t *testing.T) {
+	addr := events.Address{Line1: "Hauptstr. 1", Line2: "Hof", City: "Berlin", PostalCode: "10115", Region: "BE", CountryCode: "DE"}
+	inv := events.Invoice{Status: events.StatusIssued, Number: "INV-000007", VoidReason: "",
+		InvoiceDrafted: events.InvoiceDrafted{
+			Currency: "EUR", Language: "de", IssueDate: "2025-01-15", DueDate: "2025-02-14",
+			PurchaseOrderReference: "PO-1", Notes: "Thanks\nagain", Terms: "Net 30",
+			Issuer: events.IssuerSnapshot{LegalName: "Acme GmbH", TradingName: "Acme", Address: addr, Email: "ar@acme.example",
+				Identifiers: []events.Identifier{{Scheme: "vat", Value: "DE123456789"}, {Scheme: "tax", Value: "12/345"},
+					{Scheme: "legal", Value: "HRB 1"}, {Scheme: "gln", Value: "4000001000005"}, {Scheme: "iso6523.0204", Value: "991-1"},
+					{Scheme: "de.hrb", Value: "x"}, {Scheme: "vat", Value: "DE999"}},
+				BankAccount:       &events.BankAccount{IBAN: "DE89370400440532013000", BIC: "COBADEFFXXX", AccountName: "Acme"},
+				ElectronicAddress: &events.ElectronicAddress{Scheme: "0088", Value: "4000001000005"}},
+			Customer: events.CustomerSnapshot{Name: "Globex", Address: addr, Email: "ap@globex.example",
+				Identifiers:       []events.Identifier{{Scheme: "vat", Value: "FR123"}, {Scheme: "tax", Value: "t"}, {Scheme: "legal", Value: "L"}},
+				ElectronicAddress: &events.ElectronicAddress{Scheme: "EM", Value: "ap@globex.example"}},
+			Lines: []events.InvoiceLine{
+				{Position: 1, Description: "A", Quantity: "1.5", UnitCode: "HUR", UnitAmountMinor: 1000, TaxRateBps: 1900, TaxCategory: "S", NetAmountMinor: 1500, TaxAmountMinor: 285, TotalAmountMinor: 1785},
+				{Position: 2, Description: "B", Quantity: "1", UnitCode: "C62", UnitAmountMinor: 500, TaxCategory: "E", NetAmountMinor: 500, TotalAmountMinor: 500}},
+			SubtotalMinor: 2000, TaxMinor: 285, TotalMinor: 2285,
+			DocumentTerms: events.DocumentTerms{BuyerReference: "BR-1", TaxExemptions: []events.TaxExemption{{TaxCategory: "E", Reason: "Art. 132", ReasonCode: "VATEX-EU-132"}},
+				DeliveryDate: "2025-01-10", DeliveryAddress: &addr, BillingPeriod: &events.Period{Start: "2025-01-01", End: "2025-01-31"}},
+			TaxBreakdown: []events.TaxBreakdown{{TaxCategory: "S", TaxRateBps: 1900, TaxableAmountMinor: 1500, TaxAmountMinor: 285},
+				{TaxCategory: "E", TaxableAmountMinor: 500}},
+		}}
+	d, err := FromInvoice(inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Address{Line1: "Hauptstr. 1", Line2: "Hof", City: "Berlin", PostalCode: "10115", Subdivision: "BE", CountryCode: "DE"}
+	want := Document{Number: "INV-000007", IssueDate: "2025-01-15", TypeCode: "380", Currency: "EUR", DueDate: "2025-02-14",
+		BuyerReference: "BR-1", PurchaseOrderReference: "PO-1", Notes: []string{"Thanks\nagain"}, PaymentTerms: "Net 30",
+		Seller: Party{Name: "Acme GmbH", TradingName: "Acme", VATID: "DE123456789", TaxRegistration: "12/345",
+			LegalRegistration: &Identifier{Value: "HRB 1"},
+			Identifiers:       []Identifier{{Scheme: "0088", Value: "4000001000005"}, {Scheme: "0204", Value: "991-1"}, {Value: "x"}, {Value: "DE999"}},
+			ElectronicAddress: &ElectronicAddress{Scheme: "0088", Value: "4000001000005"}, Address: a, Email: "ar@acme.example"},
+		Buyer: Party{Name: "Globex", VATID: "FR123", LegalRegistration: &Identifier{Value: "L"}, Identifiers: []Identifier{{Value: "t"}},
+			ElectronicAddress: &ElectronicAddress{Scheme: "EM", Value: "ap@globex.example"}, Address: a, Email: "ap@globex.example"},
+		Delivery:      &Delivery{Date: "2025-01-10", Address: &a},
+		BillingPeriod: &Period{Start: "2025-01-01", End: "2025-01-31"},
+		PaymentInstructions: &PaymentInstructions{MeansCode: "58", RemittanceInformation: "INV-000007", IBAN: "DE89370400440532013000",
+			AccountName: "Acme", BIC: "COBADEFFXXX"},
+		Lines: []Line{{ID: "1", Quantity: "1.5", UnitCode: "HUR", NetAmount: 1500, ItemName: "A", Price: 1000, VATCategory: "S", VATRateBps: 1900},
+			{ID: "2", Quantity: "1", UnitCode: "C62", NetAmount: 500, ItemName: "B", Price: 500, VATCategory: "E"}},
+		VATBreakdown: []VATBreakdown{{TaxableAmount: 1500, TaxAmount: 285, Category: "S", RateBps: 1900},
+			{TaxableAmount: 500, Category: "E", ExemptionReason: "Art. 132", ExemptionReasonCode: "VATEX-EU-132"}},
+		Totals: Totals{LineTotal: 2000, TaxExclusive: 2000, Tax: 285, TaxInclusive: 2285, Payable: 2285},
+		Status: "issued", Language: "de",
+	}
+	if !reflect.DeepEqual(d, want) {
+		t.Fatalf("FromInvoice:\n got %+v\nwant %+v", d, want)
+	}
+	if problems := Check(d); len(problems) != 0 {
+		t.Errorf("Check: %+v", problems)
+	}
+	// Absent optional groups stay absent.
+	inv.Issuer.BankAccount, inv.DeliveryDate, inv.DeliveryAddress, inv.BillingPeriod, inv.Notes = nil, "", nil, nil, ""
+	d, _ = FromInvoice(inv)
+	if d.PaymentInstructions != nil || d.Delivery != nil || d.BillingPeriod != nil || d.Notes != nil {
+		t.Errorf("absent groups rendered: %+v %+v %+v %+v", d.PaymentInstructions, d.Delivery, d.BillingPeriod, d.Notes)
+	}
+}
