@@ -39,6 +39,7 @@ func (s *server) routes() *mux.Router {
 	get("/v1/companies/{company_id}/invoices", s.read(s.listInvoices))
 	get("/v1/companies/{company_id}/invoices/{invoice_id}", s.read(s.getInvoice))
 	get("/v1/companies/{company_id}/invoices/{invoice_id}/einvoice", s.read(s.getEInvoice))
+	get("/v1/companies/{company_id}/invoices/{invoice_id}/pdf", s.read(s.getInvoicePDF))
 	r.Handle("/v1/companies/{company_id}/invoices/{invoice_id}", s.write(s.reviseInvoice)).Methods(http.MethodPatch)
 	post("/v1/companies/{company_id}/invoices/{invoice_id}/issue", s.write(s.issueInvoice))
 	post("/v1/companies/{company_id}/invoices/{invoice_id}/void", s.write(s.voidInvoice))

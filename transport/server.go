@@ -17,6 +17,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/invoicing/invoicing/command"
+	"github.com/invoicing/invoicing/einvoice/pdf"
 	"github.com/invoicing/invoicing/query"
 )
 
@@ -42,6 +43,9 @@ type Config struct {
 	// Metrics, when set, observes every request and every successful
 	// command (metrics.go).
 	Metrics Metrics
+	// PDF renders GET .../invoices/{invoice_id}/pdf; made once (it keeps
+	// what every render needs). Without it that route answers 500.
+	PDF *pdf.Renderer
 }
 
 type server struct {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/invoicing/invoicing/audit"
 	"github.com/invoicing/invoicing/command"
+	"github.com/invoicing/invoicing/einvoice/pdf"
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/events/pgstore"
 	"github.com/invoicing/invoicing/internal/pgerr"
@@ -66,6 +67,10 @@ func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
 	if err != nil {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
+	renderer, err := pdf.NewRenderer() // before anything that needs closing
+	if err != nil {
+		return nil, err
+	}
 	obs, err := openObservability(ctx, cfg, logger)
 	if err != nil {
 		return nil, err
@@ -93,7 +98,7 @@ func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
 	a.handler = obs.traceHandler(transport.NewHandler(transport.Config{
 		Commands: commands, Queries: queries, Auth: verifier, Logger: logger,
 		MaxBodyBytes: cfg.MaxBodyBytes, Ready: a.ready, QuarantinedEvents: group.QuarantineCount,
-		Metrics: obs.httpMetrics(),
+		Metrics: obs.httpMetrics(), PDF: renderer,
 	}))
 	return a, nil
 }

@@ -26,6 +26,7 @@ const (
 	transport   = "transport"
 	benchLib    = "internal/bench"
 	einvoice    = "einvoice"
+	pdf         = "einvoice/pdf"
 	// telemetry is wiring: its home is under cmd/invoicing, and no package
 	// outside cmd/ may import it wherever it sits.
 	telemetry    = "cmd/invoicing/internal/telemetry"
@@ -90,6 +91,7 @@ func rules() []rule {
 		{"telemetry is wiring: only commands under cmd/ import it", outside("cmd", oldTelemetry), project(telemetry, oldTelemetry)},
 		{"the benchmark is a tool: nothing but its command imports it", outside("cmd/bench", benchLib), project(benchLib)},
 		{"the test helper is for tests: no package's build imports it", outside("internal/pgtest"), project("internal/pgtest")},
+		{"only the edges (transport, cmd) render PDFs: not even einvoice imports einvoice/pdf", outside(transport, "cmd", pdf), project(pdf)},
 		{"throwaway clusters are for tests and the benchmark", outside("internal/pgcluster", "internal/pgtest", benchLib, "cmd/bench"), project("internal/pgcluster")},
 	}
 }
@@ -152,6 +154,7 @@ func TestEachRuleCatchesItsArrow(t *testing.T) {
 		"transport/w":   {module + "internal/pgcluster"},
 		"audit/v":       {module + einvoice},
 		"einvoice/pdf":  {module + query},
+		"einvoice/w":    {module + pdf},
 	}
 	got := violations(broken, rules())
 	for _, r := range rules() {

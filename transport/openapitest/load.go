@@ -73,6 +73,7 @@ func newSpec(data []byte) (*spec, error) {
 	// The documents the API serves besides JSON: their bodies are checked
 	// as the strings the document declares.
 	openapi3filter.RegisterBodyDecoder("application/xml", openapi3filter.PlainBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("application/pdf", openapi3filter.FileBodyDecoder)
 	formats := openapi3.WithStringFormatValidators(formatValidators())
 	options := &openapi3filter.Options{
 		// Tests send bad tokens on purpose; the server, not this helper,

@@ -94,6 +94,7 @@ func TestOperations(t *testing.T) {
 		"GET /v1/companies/{company_id}/invoices",
 		"GET /v1/companies/{company_id}/invoices/{invoice_id}",
 		"GET /v1/companies/{company_id}/invoices/{invoice_id}/einvoice",
+		"GET /v1/companies/{company_id}/invoices/{invoice_id}/pdf",
 		"GET /v1/openapi.yaml",
 		"PATCH /v1/companies/{company_id}",
 		"PATCH /v1/companies/{company_id}/customers/{customer_id}",
@@ -146,10 +147,11 @@ func TestErrorResponses(t *testing.T) {
 		"createCustomer": creates, "listCustomers": lists, "getCustomer": gets,
 		"updateCustomer": lifecycle, "archiveCustomer": lifecycle, "unarchiveCustomer": lifecycle,
 		"createInvoice": creates, "listInvoices": lists,
-		// The invoice and its documents honour Accept (406); a document of a
-		// draft is 409.
+		// The invoice and its documents honour Accept (406); the e-invoice of
+		// a draft is 409 (its PDF is stamped DRAFT).
 		"getInvoice":         slices.Insert(slices.Clone(gets), 6, "406"),
 		"getInvoiceEInvoice": slices.Insert(slices.Clone(gets), 6, "406", "409"),
+		"getInvoicePDF":      slices.Insert(slices.Clone(gets), 6, "406"),
 		"issueInvoice":       lifecycle, "voidInvoice": lifecycle, "reviseInvoice": lifecycle,
 		"getOpenAPI": {"200", "405"}, "healthz": {"200", "405", "503"}, "readyz": {"200", "405", "503"},
 	}
