@@ -11,7 +11,7 @@ import (
 // The CEN check: EN16931_VALIDATOR names a runner that takes files and
 // prints "PASS FILE (…)" or "FAIL FILE: RULE: text | RULE: text" per file
 // (the one in the repository's CI is CEN's release 1.3.16 artefacts run
-// with Saxon-HE; see README "E-invoices"). Without it the tests that need it
+// with Saxon-HE; see docs/operations.md, "E-invoices"). Without it the tests that need it
 // skip, saying so.
 
 // cenResult is the CEN check's verdict on one file.

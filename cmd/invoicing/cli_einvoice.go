@@ -35,7 +35,7 @@ reasons), the calculation rules (BR-CO-10, BR-CO-13 to BR-CO-17, the VAT
 breakdowns) and two decimals in amounts. It prints one line per violation,
 "FILE: [RULE-ID] message", or "FILE: valid (SYNTAX)". It does not check the
 XML Schema: CEN's validation artefacts remain the official check (see
-README, "E-invoices").`,
+docs/operations.md, "E-invoices").`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			failed := 0
