@@ -105,14 +105,19 @@ func TestMetricsEndpointReportsEveryFamily(t *testing.T) {
 	res.Body.Close()
 
 	// The projectors report their batch right after it commits, which may
-	// be just after the create's read-your-writes wait saw the checkpoint.
+	// be just after the create's read-your-writes wait saw the checkpoint;
+	// and they set a batch's series one after the other, so a scrape may
+	// come between the applied count and the batch size or timestamp.
 	var m metrics
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		m = scrapeMetrics(t, s)
 		done := true
 		for _, p := range projections.All() {
-			v, _ := m.value("invoicing_projection_events_applied_total", map[string]string{"projection": p.Name()})
-			done = done && v >= 1
+			l := map[string]string{"projection": p.Name()}
+			v, _ := m.value("invoicing_projection_events_applied_total", l)
+			_, observed := m.value("invoicing_projection_batch_events", l)
+			_, set := m.value("invoicing_projection_checkpoint_event_timestamp_seconds", l)
+			done = done && v >= 1 && observed && set
 		}
 		if done {
 			break

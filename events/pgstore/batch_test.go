@@ -294,6 +294,13 @@ func TestBatchThatLosesADeadlockIsWrittenAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Rollback(ctx)
+	// The batch starts waiting only a poll and a round trip before this
+	// transaction does: with both at the default deadlock_timeout (1s),
+	// which one's timer runs out first was up to the scheduler of a loaded
+	// machine, and this one sometimes lost. Its is made the longer.
+	if _, err := other.Exec(ctx, `SET LOCAL deadlock_timeout = '10s'`); err != nil {
+		t.Fatal(err)
+	}
 	insert := func(stream string) error {
 		_, err := other.Exec(ctx, `
 			INSERT INTO events (event_id, stream_name, stream_revision, event_type, data, metadata)
@@ -317,8 +324,9 @@ func TestBatchThatLosesADeadlockIsWrittenAlone(t *testing.T) {
 	release(false)
 	waitForLockWaits(t, pool, 1) // the batch wrote company-a and waits for company-b
 	// This insert waits for the batch, which waits for this transaction:
-	// PostgreSQL fails the one that has waited a deadlock_timeout first,
-	// the batch. Were it this insert, the test would not test the batch.
+	// PostgreSQL fails the one whose deadlock_timeout runs out first while
+	// both wait, the batch (other's is the longer, see above). Were it
+	// this insert, the test would not test the batch.
 	if err := insert("company-a"); err != nil {
 		t.Fatalf("the other writer lost the deadlock, not the batch: %v", err)
 	}
