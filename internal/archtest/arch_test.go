@@ -1,6 +1,6 @@
 // Package archtest checks that dependencies point one way, as the package
-// table of README.md and docs/design.md describe them: transport → command/query → events, projections → events,
-// audit → events, einvoice → events (used by transport and cmd only),
+// table of README.md and docs/design.md describe them: transport →
+// command/query → events, projections → events, audit → events, einvoice → events (used by transport and cmd only),
 // wiring (telemetry, the benchmark) only under cmd/, and that the domain
 // knows nothing of HTTP or SQL.
 package archtest
