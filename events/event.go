@@ -23,6 +23,13 @@ const (
 	TypeCustomerUpdated    = "CustomerUpdated"
 	TypeCustomerArchived   = "CustomerArchived"
 	TypeCustomerUnarchived = "CustomerUnarchived"
+	// Corrections and settlement of an issued invoice, in its stream.
+	TypeCreditNoteIssued = "CreditNoteIssued"
+	TypePaymentRecorded  = "PaymentRecorded"
+	TypePaymentReversed  = "PaymentReversed"
+	// TypeCreditNoteNumberAssigned lives in a company's credit-note
+	// numbering stream.
+	TypeCreditNoteNumberAssigned = "CreditNoteNumberAssigned"
 )
 
 // Types lists every event type this service writes; subscriptions are
@@ -30,7 +37,8 @@ const (
 var Types = []string{TypeCompanyCreated, TypeCustomerCreated, TypeInvoiceDrafted,
 	TypeInvoiceIssued, TypeInvoiceVoided, TypeInvoiceNumberAssigned, TypeInvoiceRevised,
 	TypeCompanyUpdated, TypeCompanyArchived, TypeCompanyUnarchived,
-	TypeCustomerUpdated, TypeCustomerArchived, TypeCustomerUnarchived}
+	TypeCustomerUpdated, TypeCustomerArchived, TypeCustomerUnarchived,
+	TypeCreditNoteIssued, TypePaymentRecorded, TypePaymentReversed, TypeCreditNoteNumberAssigned}
 
 // IsServiceType reports whether t is one of Types.
 func IsServiceType(t string) bool {

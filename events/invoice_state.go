@@ -23,6 +23,61 @@ type Invoice struct {
 	UpdatedAt  time.Time
 	// Version counts the stream's events: 1 for a draft, +1 per event.
 	Version int
+	// CreditNotes and Payments are the issued invoice's corrections and
+	// payments in the order they were recorded; a reversed payment stays,
+	// marked.
+	CreditNotes []CreditNoteIssued
+	Payments    []Payment
+}
+
+// Payment is a recorded payment and, once reversed, its reversal.
+type Payment struct {
+	PaymentRecorded
+	Reversal *PaymentReversed
+}
+
+// Settlement is where inv stands by Settle: Σ credit note totals, Σ
+// payments not reversed.
+func (inv Invoice) Settlement() Settlement {
+	var credited, paid int64
+	for _, cn := range inv.CreditNotes {
+		credited += cn.TotalMinor
+	}
+	for _, p := range inv.Payments {
+		if p.Reversal == nil {
+			paid += p.AmountMinor
+		}
+	}
+	return Settle(inv.Status, inv.TotalMinor, credited, paid)
+}
+
+// HasPayments reports whether inv has a payment that was not reversed.
+func (inv Invoice) HasPayments() bool {
+	for _, p := range inv.Payments {
+		if p.Reversal == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// CreditLeft is what credit notes may still take from inv, per category
+// and rate in the order of its VAT breakdown: its breakdown less the
+// breakdowns of its credit notes.
+func (inv Invoice) CreditLeft() []TaxBreakdown {
+	left := make([]TaxBreakdown, len(inv.TaxBreakdown))
+	copy(left, inv.TaxBreakdown)
+	for _, cn := range inv.CreditNotes {
+		for _, b := range cn.TaxBreakdown {
+			for i := range left {
+				if left[i].TaxCategory == b.TaxCategory && left[i].TaxRateBps == b.TaxRateBps {
+					left[i].TaxableAmountMinor -= b.TaxableAmountMinor
+					left[i].TaxAmountMinor -= b.TaxAmountMinor
+				}
+			}
+		}
+	}
+	return left
 }
 
 // FoldInvoice folds an invoice stream's events, in revision order.
@@ -61,6 +116,8 @@ func (inv *Invoice) apply(ev RecordedEvent, first bool) error {
 		var e InvoiceVoided
 		err = json.Unmarshal(ev.Data, &e)
 		inv.Status, inv.VoidReason, inv.VoidedAt, inv.UpdatedAt = StatusVoid, e.Reason, &e.VoidedAt, e.VoidedAt
+	case TypeCreditNoteIssued, TypePaymentRecorded, TypePaymentReversed:
+		err = inv.applySettlement(ev)
 	default:
 		return fmt.Errorf("unexpected event type %q", ev.Type)
 	}
@@ -74,4 +131,53 @@ func or(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// applySettlement folds a credit note, a payment or a reversal.
+func (inv *Invoice) applySettlement(ev RecordedEvent) error {
+	switch ev.Type {
+	case TypeCreditNoteIssued:
+		var e CreditNoteIssued
+		if err := json.Unmarshal(ev.Data, &e); err != nil {
+			return err
+		}
+		inv.CreditNotes, inv.UpdatedAt = append(inv.CreditNotes, e), e.IssuedAt
+	case TypePaymentRecorded:
+		var e PaymentRecorded
+		if err := json.Unmarshal(ev.Data, &e); err != nil {
+			return err
+		}
+		inv.Payments, inv.UpdatedAt = append(inv.Payments, Payment{PaymentRecorded: e}), e.RecordedAt
+	case TypePaymentReversed:
+		var e PaymentReversed
+		if err := json.Unmarshal(ev.Data, &e); err != nil {
+			return err
+		}
+		p := inv.Payment(e.PaymentID)
+		if p == nil {
+			return fmt.Errorf("reversal of unknown payment %s", e.PaymentID)
+		}
+		p.Reversal, inv.UpdatedAt = &e, e.ReversedAt
+	}
+	return nil
+}
+
+// Payment returns inv's payment id, or nil.
+func (inv *Invoice) Payment(id string) *Payment {
+	for i := range inv.Payments {
+		if inv.Payments[i].PaymentID == id {
+			return &inv.Payments[i]
+		}
+	}
+	return nil
+}
+
+// CreditNote returns inv's credit note id, or nil.
+func (inv *Invoice) CreditNote(id string) *CreditNoteIssued {
+	for i := range inv.CreditNotes {
+		if inv.CreditNotes[i].CreditNoteID == id {
+			return &inv.CreditNotes[i]
+		}
+	}
+	return nil
 }

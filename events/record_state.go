@@ -77,6 +77,9 @@ func (e CompanyUpdated) apply(c CompanyCreated) CompanyCreated {
 	c.DefaultCurrency, c.DefaultLanguage, c.DefaultPaymentTermsDays = e.DefaultCurrency, e.DefaultLanguage, e.DefaultPaymentTermsDays
 	c.Email, c.ExternalReference, c.Identifiers = e.Email, e.ExternalReference, e.Identifiers
 	c.InvoiceNumberPrefix, c.BankAccount, c.ElectronicAddress = e.InvoiceNumberPrefix, e.BankAccount, e.ElectronicAddress
+	if e.CreditNoteNumberPrefix != nil {
+		c.CreditNoteNumberPrefix = e.CreditNoteNumberPrefix
+	}
 	return c
 }
 
