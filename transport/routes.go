@@ -43,6 +43,13 @@ func (s *server) routes() *mux.Router {
 	r.Handle("/v1/companies/{company_id}/invoices/{invoice_id}", s.write(s.reviseInvoice)).Methods(http.MethodPatch)
 	post("/v1/companies/{company_id}/invoices/{invoice_id}/issue", s.write(s.issueInvoice))
 	post("/v1/companies/{company_id}/invoices/{invoice_id}/void", s.write(s.voidInvoice))
+	post("/v1/companies/{company_id}/invoices/{invoice_id}/credit_notes", s.write(s.issueCreditNote))
+	post("/v1/companies/{company_id}/invoices/{invoice_id}/payments", s.write(s.recordPayment))
+	post("/v1/companies/{company_id}/invoices/{invoice_id}/payments/{payment_id}/reverse", s.write(s.reversePayment))
+	get("/v1/companies/{company_id}/credit_notes", s.read(s.listCreditNotes))
+	get("/v1/companies/{company_id}/credit_notes/{credit_note_id}", s.read(s.getCreditNote))
+	get("/v1/companies/{company_id}/credit_notes/{credit_note_id}/einvoice", s.read(s.getCreditNoteEInvoice))
+	get("/v1/companies/{company_id}/credit_notes/{credit_note_id}/pdf", s.read(s.getCreditNotePDF))
 	return r
 }
 
