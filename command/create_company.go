@@ -28,6 +28,9 @@ type CreateCompany struct {
 	ExternalReference       string              `json:"external_reference,omitempty"`
 	Identifiers             []events.Identifier `json:"identifiers"`
 	InvoiceNumberPrefix     string              `json:"invoice_number_prefix,omitempty"`
+	// CreditNoteNumberPrefix is nil when the request names none (the
+	// default applies), so that such a request fingerprints as before it.
+	CreditNoteNumberPrefix *string `json:"credit_note_number_prefix,omitempty"`
 	// Absent, a request fingerprints as before them.
 	BankAccount       *events.BankAccount       `json:"bank_account,omitempty"`
 	ElectronicAddress *events.ElectronicAddress `json:"electronic_address,omitempty"`
@@ -42,7 +45,7 @@ func ParseCreateCompany(raw []byte) (Parsed[CreateCompany], error) {
 // update may patch too.
 var companyFields = []string{"legal_name", "trading_name", "address", "default_currency",
 	"default_language", "default_payment_terms_days", "email", "external_reference", "identifiers",
-	"invoice_number_prefix", "bank_account", "electronic_address"}
+	"invoice_number_prefix", "credit_note_number_prefix", "bank_account", "electronic_address"}
 
 func readCreateCompany(r *reader, body map[string]any) CreateCompany {
 	o, _ := r.openObject("", body, companyFields...)
@@ -64,7 +67,30 @@ func readCreateCompany(r *reader, body map[string]any) CreateCompany {
 	if days, ok := o.integer("default_payment_terms_days", 0, 365, false); ok {
 		c.DefaultPaymentTermsDays = &days
 	}
+	c.readCreditNotePrefix(o)
 	return c
+}
+
+// readCreditNotePrefix reads credit_note_number_prefix, which must differ
+// from invoice_number_prefix so that no credit note can bear an invoice's
+// number.
+func (c *CreateCompany) readCreditNotePrefix(o object) {
+	const field = "credit_note_number_prefix"
+	if _, ok := o.get(field); ok {
+		p := o.str(field, numberPrefix)
+		c.CreditNoteNumberPrefix = &p
+	}
+	if c.creditNotePrefix() == c.InvoiceNumberPrefix {
+		o.r.add(field, "must differ from invoice_number_prefix (%q), so that credit note and invoice numbers never collide", c.InvoiceNumberPrefix)
+	}
+}
+
+// creditNotePrefix is the requested credit-note prefix, or the default.
+func (c CreateCompany) creditNotePrefix() string {
+	if c.CreditNoteNumberPrefix == nil {
+		return events.DefaultCreditNoteNumberPrefix
+	}
+	return *c.CreditNoteNumberPrefix
 }
 
 // CreateCompany creates a company in the caller's account, or replays the
@@ -106,6 +132,7 @@ func (in CreateCompany) event(id, accountID string, now time.Time) events.Compan
 		ExternalReference:       in.ExternalReference,
 		Identifiers:             in.Identifiers,
 		InvoiceNumberPrefix:     in.InvoiceNumberPrefix,
+		CreditNoteNumberPrefix:  ptr(in.creditNotePrefix()),
 		BankAccount:             in.BankAccount,
 		ElectronicAddress:       in.ElectronicAddress,
 		CreatedAt:               now,
@@ -118,3 +145,5 @@ func (in CreateCompany) event(id, accountID string, now time.Time) events.Compan
 	}
 	return ev
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -40,6 +40,7 @@ type CompanyRecord struct {
 	DefaultLanguage         string
 	DefaultPaymentTermsDays int
 	InvoiceNumberPrefix     string
+	CreditNoteNumberPrefix  string
 	BankAccount             *events.BankAccount
 	ElectronicAddress       *events.ElectronicAddress
 	// Archived: nothing new may be created under the company.

@@ -92,7 +92,8 @@ func companyRequest(c events.CompanyCreated) CreateCompany {
 		LegalName: c.LegalName, TradingName: c.TradingName, Address: c.Address,
 		DefaultCurrency: c.DefaultCurrency, DefaultLanguage: c.DefaultLanguage, DefaultPaymentTermsDays: &days,
 		Email: c.Email, ExternalReference: c.ExternalReference, Identifiers: nonNil(c.Identifiers),
-		InvoiceNumberPrefix: c.InvoiceNumberPrefix, BankAccount: c.BankAccount, ElectronicAddress: c.ElectronicAddress,
+		InvoiceNumberPrefix: c.InvoiceNumberPrefix, CreditNoteNumberPrefix: ptr(c.CreditNotePrefix()),
+		BankAccount: c.BankAccount, ElectronicAddress: c.ElectronicAddress,
 	}
 }
 
@@ -102,7 +103,7 @@ func companyUpdated(c events.CompanyCreated, changed []string, now time.Time) ev
 		Address: c.Address, DefaultCurrency: c.DefaultCurrency, DefaultLanguage: c.DefaultLanguage,
 		DefaultPaymentTermsDays: c.DefaultPaymentTermsDays, Email: c.Email, ExternalReference: c.ExternalReference,
 		Identifiers: nonNil(c.Identifiers), InvoiceNumberPrefix: c.InvoiceNumberPrefix,
-		BankAccount: c.BankAccount, ElectronicAddress: c.ElectronicAddress,
+		CreditNoteNumberPrefix: ptr(c.CreditNotePrefix()), BankAccount: c.BankAccount, ElectronicAddress: c.ElectronicAddress,
 		Changed: changed, UpdatedAt: now,
 	}
 }

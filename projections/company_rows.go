@@ -21,7 +21,7 @@ var companiesSchema = mustSchema("companies.sql")
 func (Companies) Name() string { return "companies" }
 
 // Version implements Projection.
-func (Companies) Version() int { return 5 }
+func (Companies) Version() int { return 6 }
 
 // Schema implements Projection.
 func (Companies) Schema() string { return companiesSchema }
@@ -70,13 +70,13 @@ func applyCompanyCreated(ev events.RecordedEvent, batch *pgx.Batch) error {
 		INSERT INTO companies (id, account_id, stream_name, legal_name, trading_name, address,
 			default_currency, default_language, default_payment_terms_days, email,
 			external_reference, identifiers, created_at, updated_at, version, position_hi, position_lo,
-			invoice_number_prefix, bank_account, electronic_address)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $15, $16, $17, $18, $19)
+			invoice_number_prefix, bank_account, electronic_address, credit_note_number_prefix)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $15, $16, $17, $18, $19, $20)
 		ON CONFLICT (id) DO NOTHING`,
 		c.CompanyID, c.AccountID, ev.Stream, c.LegalName, nullable(c.TradingName), address,
 		c.DefaultCurrency, c.DefaultLanguage, c.DefaultPaymentTermsDays, nullable(c.Email),
 		nullable(c.ExternalReference), identifiers, c.CreatedAt, int64(ev.Revision)+1, hi, lo,
-		c.InvoiceNumberPrefix, bank, eaddr)
+		c.InvoiceNumberPrefix, bank, eaddr, c.CreditNotePrefix())
 	return nil
 }
 
@@ -99,11 +99,12 @@ func applyCompanyUpdated(ev events.RecordedEvent, batch *pgx.Batch) error {
 		UPDATE companies SET legal_name = $2, trading_name = $3, address = $4, default_currency = $5,
 			default_language = $6, default_payment_terms_days = $7, email = $8, external_reference = $9,
 			identifiers = $10, invoice_number_prefix = $11, updated_at = $12, version = $13,
-			bank_account = $14, electronic_address = $15
+			bank_account = $14, electronic_address = $15,
+			credit_note_number_prefix = coalesce($16, credit_note_number_prefix)
 		WHERE id = $1`,
 		c.CompanyID, c.LegalName, nullable(c.TradingName), address, c.DefaultCurrency,
 		c.DefaultLanguage, c.DefaultPaymentTermsDays, nullable(c.Email), nullable(c.ExternalReference),
-		identifiers, c.InvoiceNumberPrefix, c.UpdatedAt, int64(ev.Revision)+1, bank, eaddr)
+		identifiers, c.InvoiceNumberPrefix, c.UpdatedAt, int64(ev.Revision)+1, bank, eaddr, c.CreditNoteNumberPrefix)
 	return nil
 }
 

@@ -26,6 +26,7 @@ type Company struct {
 	ExternalReference       string
 	Identifiers             json.RawMessage
 	InvoiceNumberPrefix     string
+	CreditNoteNumberPrefix  string
 	// BankAccount and ElectronicAddress are JSON as the API renders them
 	// (events.BankAccount, events.ElectronicAddress), nil when absent.
 	BankAccount       json.RawMessage
@@ -46,7 +47,7 @@ type CompanyFilter struct {
 const companyColumns = `position_hi, position_lo, id::text, legal_name, coalesce(trading_name, ''), address,
 	default_currency, default_language, default_payment_terms_days, coalesce(email, ''),
 	coalesce(external_reference, ''), identifiers, invoice_number_prefix, archived_at, created_at, updated_at, version,
-	bank_account, electronic_address`
+	bank_account, electronic_address, credit_note_number_prefix`
 
 // Company returns the account's company, archived or not, or events.ErrNotFound.
 func (s *Store) Company(ctx context.Context, accountID, id string) (Company, error) {
@@ -129,7 +130,7 @@ func scanCompanies(rows pgx.Rows, capacity int) ([]Company, []rowKey, error) {
 		err := rows.Scan(&k.hi, &k.lo, &c.ID, &c.LegalName, &c.TradingName, (*[]byte)(&c.Address), &c.DefaultCurrency,
 			&c.DefaultLanguage, &c.DefaultPaymentTermsDays, &c.Email, &c.ExternalReference,
 			(*[]byte)(&c.Identifiers), &c.InvoiceNumberPrefix, &c.ArchivedAt, &c.CreatedAt, &c.UpdatedAt, &c.Version,
-			(*[]byte)(&c.BankAccount), (*[]byte)(&c.ElectronicAddress))
+			(*[]byte)(&c.BankAccount), (*[]byte)(&c.ElectronicAddress), &c.CreditNoteNumberPrefix)
 		if err != nil {
 			return nil, nil, fmt.Errorf("scan company: %w", err)
 		}

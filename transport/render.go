@@ -48,6 +48,7 @@ type companyJSON struct {
 	ExternalReference       string `json:"external_reference,omitempty"`
 	Identifiers             any    `json:"identifiers"`
 	InvoiceNumberPrefix     string `json:"invoice_number_prefix"`
+	CreditNoteNumberPrefix  string `json:"credit_note_number_prefix"`
 	// BankAccount and ElectronicAddress are nil when absent (see optional).
 	BankAccount       any     `json:"bank_account,omitempty"`
 	ElectronicAddress any     `json:"electronic_address,omitempty"`
@@ -65,8 +66,8 @@ func companyFromEvent(e events.CompanyCreated) companyJSON {
 		DefaultCurrency: e.DefaultCurrency, DefaultLanguage: e.DefaultLanguage,
 		DefaultPaymentTermsDays: e.DefaultPaymentTermsDays, Email: e.Email,
 		ExternalReference: e.ExternalReference, Identifiers: identifiers(e.Identifiers),
-		InvoiceNumberPrefix: e.InvoiceNumberPrefix,
-		BankAccount:         optional(e.BankAccount), ElectronicAddress: optional(e.ElectronicAddress),
+		InvoiceNumberPrefix: e.InvoiceNumberPrefix, CreditNoteNumberPrefix: e.CreditNotePrefix(),
+		BankAccount: optional(e.BankAccount), ElectronicAddress: optional(e.ElectronicAddress),
 		CreatedAt: timestamp(e.CreatedAt), UpdatedAt: timestamp(e.CreatedAt), Version: 1,
 	}
 }
@@ -85,8 +86,8 @@ func companyFromQuery(c query.Company) companyJSON {
 		DefaultCurrency: c.DefaultCurrency, DefaultLanguage: c.DefaultLanguage,
 		DefaultPaymentTermsDays: c.DefaultPaymentTermsDays, Email: c.Email,
 		ExternalReference: c.ExternalReference, Identifiers: c.Identifiers,
-		InvoiceNumberPrefix: c.InvoiceNumberPrefix,
-		BankAccount:         optionalRaw(c.BankAccount), ElectronicAddress: optionalRaw(c.ElectronicAddress),
+		InvoiceNumberPrefix: c.InvoiceNumberPrefix, CreditNoteNumberPrefix: c.CreditNoteNumberPrefix,
+		BankAccount: optionalRaw(c.BankAccount), ElectronicAddress: optionalRaw(c.ElectronicAddress),
 		ArchivedAt: nullableTimestamp(c.ArchivedAt), CreatedAt: timestamp(c.CreatedAt),
 		UpdatedAt: timestamp(c.UpdatedAt), Version: c.Version,
 	}

@@ -27,7 +27,8 @@ func (d directory) Company(ctx context.Context, accountID, companyID string) (co
 		ID: c.ID, LegalName: c.LegalName, TradingName: c.TradingName,
 		Email: c.Email, DefaultCurrency: c.DefaultCurrency,
 		DefaultLanguage: c.DefaultLanguage, DefaultPaymentTermsDays: c.DefaultPaymentTermsDays,
-		InvoiceNumberPrefix: c.InvoiceNumberPrefix, Archived: c.ArchivedAt != nil,
+		InvoiceNumberPrefix: c.InvoiceNumberPrefix, CreditNoteNumberPrefix: c.CreditNoteNumberPrefix,
+		Archived: c.ArchivedAt != nil,
 	}
 	if err := decodeValues(c.Address, &r.Address, c.Identifiers, &r.Identifiers); err != nil {
 		return command.CompanyRecord{}, fmt.Errorf("company %s: %w", c.ID, err)

@@ -1,4 +1,4 @@
--- Read model of companies, version 5. Unqualified names: the statements run
+-- Read model of companies, version 6. Unqualified names: the statements run
 -- with search_path set to the schema being built (public for a new database,
 -- a shadow schema during a rebuild).
 -- 2: invoice_number_prefix.
@@ -10,6 +10,7 @@
 --    CompanyUnarchived) change rows; the archived lists' indexes.
 -- 5: bank_account and electronic_address (issue 22), json as the API
 --    renders them, NULL when absent.
+-- 6: credit_note_number_prefix (issue 23), the default applied.
 --
 -- (position_hi, position_lo) is the creating event's global position, the
 -- key of every keyset page. The projector applies events in that order, one
@@ -31,6 +32,7 @@ CREATE TABLE companies (
 	external_reference         text,
 	identifiers                json        NOT NULL,
 	invoice_number_prefix      text        NOT NULL,
+	credit_note_number_prefix  text        NOT NULL,
 	bank_account               json,
 	electronic_address         json,
 	archived_at                timestamptz,
