@@ -3,7 +3,6 @@ package command
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/invoicing/invoicing/events"
@@ -31,10 +30,6 @@ func ParseIssueInvoice(raw []byte) (Parsed[IssueInvoice], error) {
 		return in
 	})
 }
-
-// maxNumberingAttempts bounds the races one issue may lose for its
-// company's next number; every lost race is another issue's win.
-const maxNumberingAttempts = 1000
 
 // IssueInvoice turns a draft into an issued invoice with the next number of
 // its company's sequence: first the number is reserved in the company's
@@ -106,101 +101,37 @@ func issueDates(inv events.Invoice, issueDate string) (movedDates, error) {
 	return moved, nil
 }
 
-// assignNumber reserves the company's next number for inv, retrying when
-// another issue reserved first. The reservation records the dates the
-// issue moves, so that whoever completes it (settle) issues the same
-// invoice.
+// assignNumber reserves the company's next invoice number for inv. The
+// reservation records the dates the issue moves, so that whoever completes
+// it issues the same invoice.
 func (h *Handler) assignNumber(ctx context.Context, lc lifecycle[events.Invoice], company CompanyRecord, inv events.Invoice, dates movedDates) (events.InvoiceNumberAssigned, uint64, error) {
-	stream := events.NumberingStreamName(lc.req.Actor.AccountID, inv.CompanyID)
-	for attempt := 0; attempt < maxNumberingAttempts; attempt++ {
-		seq, expected, err := h.nextNumber(ctx, stream, inv.InvoiceID)
-		if err != nil {
-			return events.InvoiceNumberAssigned{}, 0, err
-		}
-		rev := uint64(0)
-		if !expected.IsNoStream() {
-			rev = expected.Revision() + 1
-		}
-		asg := events.InvoiceNumberAssigned{CompanyID: inv.CompanyID, AccountID: lc.req.Actor.AccountID,
+	n := numbering[invoiceReservation]{stream: events.NumberingStreamName(lc.req.Actor.AccountID, inv.CompanyID),
+		eventType: events.TypeInvoiceNumberAssigned, decode: decodeAs[invoiceReservation]}
+	res, rev, err := n.reserve(ctx, h, inv.InvoiceID, lc.metadata, func(seq, _ uint64) (invoiceReservation, error) {
+		return invoiceReservation{CompanyID: inv.CompanyID, AccountID: lc.req.Actor.AccountID,
 			Sequence: seq, Number: events.InvoiceNumber(company.InvoiceNumberPrefix, seq),
 			InvoiceID: inv.InvoiceID, InvoiceStream: lc.stream, InvoiceRevision: uint64(inv.Version - 1), AssignedAt: h.now(),
-			IssueDate: dates.issue, DueDate: dates.due}
-		ev, err := newEvent(stream, rev, events.TypeInvoiceNumberAssigned, asg, lc.metadata)
-		if err != nil {
-			return events.InvoiceNumberAssigned{}, 0, err
-		}
-		_, err = h.cfg.Store.Append(ctx, stream, expected, ev)
-		if errors.Is(err, events.ErrWrongExpectedRevision) {
-			continue
-		}
-		if err != nil {
-			return events.InvoiceNumberAssigned{}, 0, fmt.Errorf("reserve number %d: %w", seq, err)
-		}
-		return asg, rev, nil
-	}
-	return events.InvoiceNumberAssigned{}, 0, fmt.Errorf("numbering stream %s: no number reserved in %d attempts", stream, maxNumberingAttempts)
+			IssueDate: dates.issue, DueDate: dates.due}, nil
+	})
+	return events.InvoiceNumberAssigned(res), rev, err
 }
 
-// nextNumber reads the numbering stream's last reservation, settles it, and
-// returns the sequence number to reserve next with the revision to expect:
-// one past a reservation that holds, the same number again after one that
-// lapsed. errStale means the last reservation was for invoiceID itself and
-// has just been completed: the caller must look at the invoice again.
-func (h *Handler) nextNumber(ctx context.Context, stream, invoiceID string) (uint64, events.ExpectedRevision, error) {
-	last, err := h.cfg.Store.ReadLast(ctx, stream)
-	if errors.Is(err, events.ErrStreamNotFound) {
-		return 1, events.NoStream(), nil
-	}
-	if err != nil {
-		return 0, events.ExpectedRevision{}, fmt.Errorf("read numbering: %w", err)
-	}
-	var asg events.InvoiceNumberAssigned
-	if err := json.Unmarshal(last.Data, &asg); err != nil {
-		return 0, events.ExpectedRevision{}, fmt.Errorf("decode %s@%d: %w", stream, last.Revision, err)
-	}
-	holds, err := h.settle(ctx, last, asg)
-	switch {
-	case err != nil:
-		return 0, events.ExpectedRevision{}, err
-	case holds && asg.InvoiceID == invoiceID:
-		return 0, events.ExpectedRevision{}, errStale
-	case holds:
-		return asg.Sequence + 1, events.AtRevision(last.Revision), nil
-	}
-	return asg.Sequence, events.AtRevision(last.Revision), nil
+// invoiceReservation is an InvoiceNumberAssigned as a reservation of the
+// invoice numbering, completed by InvoiceIssued.
+type invoiceReservation events.InvoiceNumberAssigned
+
+func (r invoiceReservation) slot() reservedSlot {
+	return reservedSlot{sequence: r.Sequence, invoiceID: r.InvoiceID, invoiceStream: r.InvoiceStream, invoiceRevision: r.InvoiceRevision}
 }
 
-// settle reports whether a reservation holds: its invoice was issued with
-// it. A reservation whose invoice has not moved since is pending (its
-// request crashed, or is between its two appends): settle completes it with
-// the very event that request would have appended, so both may race and
-// one wins. One whose invoice moved on otherwise has lapsed.
-func (h *Handler) settle(ctx context.Context, last events.RecordedEvent, asg events.InvoiceNumberAssigned) (bool, error) {
-	for attempt := 0; attempt < 2; attempt++ {
-		evs, err := h.cfg.Store.ReadStream(ctx, asg.InvoiceStream)
-		if err != nil {
-			return false, fmt.Errorf("read reserved invoice %s: %w", asg.InvoiceID, err)
-		}
-		next := asg.InvoiceRevision + 1
-		if uint64(len(evs)) > next {
-			return issuedWith(evs[next], asg.Sequence, last.Revision)
-		}
-		if uint64(len(evs)) < next {
-			return false, fmt.Errorf("reservation %d names revision %d of %s, which has %d events", asg.Sequence, asg.InvoiceRevision, asg.InvoiceStream, len(evs))
-		}
-		ev, err := issuedEvent(asg, last.Revision, last.Metadata)
-		if err != nil {
-			return false, err
-		}
-		_, err = h.cfg.Store.Append(ctx, asg.InvoiceStream, events.AtRevision(asg.InvoiceRevision), ev)
-		if err == nil {
-			return true, nil
-		}
-		if !errors.Is(err, events.ErrWrongExpectedRevision) {
-			return false, fmt.Errorf("complete reservation %d: %w", asg.Sequence, err)
-		}
-	}
-	return false, fmt.Errorf("reservation %d of %s: the invoice kept changing", asg.Sequence, asg.InvoiceStream)
+func (r invoiceReservation) completion(numberingRevision uint64, md json.RawMessage) (events.EventData, error) {
+	return issuedEvent(events.InvoiceNumberAssigned(r), numberingRevision, md)
+}
+
+func (r invoiceReservation) completedBy(ev events.RecordedEvent, numberingRevision uint64) (bool, error) {
+	return completes(ev, events.TypeInvoiceIssued, func(e events.InvoiceIssued) (uint64, uint64) {
+		return e.Sequence, e.NumberingRevision
+	}, r.Sequence, numberingRevision)
 }
 
 // issuedEvent is the InvoiceIssued that completes a reservation made at
@@ -212,17 +143,4 @@ func issuedEvent(asg events.InvoiceNumberAssigned, numberingRevision uint64, md 
 		Number: asg.Number, Sequence: asg.Sequence, NumberingRevision: numberingRevision, IssuedAt: asg.AssignedAt,
 		IssueDate: asg.IssueDate, DueDate: asg.DueDate}
 	return newEvent(asg.InvoiceStream, asg.InvoiceRevision+1, events.TypeInvoiceIssued, issued, md)
-}
-
-// issuedWith reports whether ev issued its invoice with the reservation of
-// sequence made at numberingRevision.
-func issuedWith(ev events.RecordedEvent, sequence, numberingRevision uint64) (bool, error) {
-	if ev.Type != events.TypeInvoiceIssued {
-		return false, nil
-	}
-	var issued events.InvoiceIssued
-	if err := json.Unmarshal(ev.Data, &issued); err != nil {
-		return false, fmt.Errorf("decode %s@%d: %w", ev.Stream, ev.Revision, err)
-	}
-	return issued.Sequence == sequence && issued.NumberingRevision == numberingRevision, nil
 }

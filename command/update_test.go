@@ -15,10 +15,11 @@ func TestARecordRendersAsTheCreateThatMakesIt(t *testing.T) {
 	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, c := range []events.CompanyCreated{
 		{CompanyID: "c1", AccountID: "a", LegalName: "Acme", Address: events.Address{City: "B", CountryCode: "DE", Line1: "L", PostalCode: "1"},
-			DefaultCurrency: "EUR", DefaultLanguage: "en", DefaultPaymentTermsDays: 30, Identifiers: []events.Identifier{}, CreatedAt: created},
+			DefaultCurrency: "EUR", DefaultLanguage: "en", DefaultPaymentTermsDays: 30, Identifiers: []events.Identifier{},
+			CreditNoteNumberPrefix: ptr(events.DefaultCreditNoteNumberPrefix), CreatedAt: created},
 		{CompanyID: "c1", AccountID: "a", LegalName: "Acme", TradingName: "A", Email: "a@b.example", ExternalReference: "r",
 			Address:         events.Address{City: "B", CountryCode: "DE", Line1: "L", Line2: "L2", PostalCode: "1", Region: "R"},
-			DefaultCurrency: "EUR", DefaultLanguage: "de-CH", DefaultPaymentTermsDays: 0, InvoiceNumberPrefix: "X/",
+			DefaultCurrency: "EUR", DefaultLanguage: "de-CH", DefaultPaymentTermsDays: 0, InvoiceNumberPrefix: "X/", CreditNoteNumberPrefix: ptr("CR/"),
 			Identifiers: []events.Identifier{{Scheme: "vat", Value: "1", CountryCode: "DE"}}, CreatedAt: created},
 	} {
 		obj, err := asObject(companyRequest(c))
