@@ -29,6 +29,12 @@ func (e *StateError) Error() string {
 // Unwrap makes errors.Is(err, ErrInvalidState) hold.
 func (e *StateError) Unwrap() error { return ErrInvalidState }
 
+// stateOf is a StateError at path, the record whose state forbids the
+// operation (invoice_id, payment_id), saying why.
+func stateOf(path, format string, args ...any) error {
+	return &StateError{Violations: []Violation{{Path: path, Message: fmt.Sprintf(format, args...)}}}
+}
+
 // ErrPreconditionFailed means the request's If-Match names no current
 // version of the record: another write changed it since the client read it.
 var ErrPreconditionFailed = errors.New("the record does not match If-Match")
