@@ -1,21 +1,71 @@
 package transport
 
-import "net/http"
+import (
+	"context"
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/invoicing/invoicing/command"
+	"github.com/invoicing/invoicing/events"
+)
 
 // Corrections and settlement of an issued invoice: POST
 // .../invoices/{invoice_id}/credit_notes, .../payments and
 // .../payments/{payment_id}/reverse, and the credit note's documents.
 
+// issueCreditNote credits an issued invoice: 201 with the credit note.
 func (s *server) issueCreditNote(w http.ResponseWriter, r *http.Request) error {
-	return errRouteNotFound
+	companyID, invoiceID, err := invoiceParams(r)
+	if err != nil {
+		return err
+	}
+	body, err := decodeCommand(r, s.MaxBodyBytes, bodyRequired, command.ParseIssueCreditNote)
+	if err != nil {
+		return err
+	}
+	issued, err := s.Commands.IssueCreditNote(r.Context(), commandRequest(r), companyID, invoiceID, body)
+	if err != nil {
+		return err
+	}
+	cn := issued.Value
+	writeCreated(w, creditNoteLocation(cn.CompanyID, cn.CreditNoteID), issued.Replayed, creditNoteFromEvent(cn))
+	return nil
 }
 
+// recordPayment records a payment of an issued invoice: 201 with the
+// invoice as the payment left it (the payment is one of its payments).
 func (s *server) recordPayment(w http.ResponseWriter, r *http.Request) error {
-	return errRouteNotFound
+	companyID, invoiceID, err := invoiceParams(r)
+	if err != nil {
+		return err
+	}
+	body, err := decodeCommand(r, s.MaxBodyBytes, bodyRequired, command.ParseRecordPayment)
+	if err != nil {
+		return err
+	}
+	paid, err := s.Commands.RecordPayment(r.Context(), commandRequest(r), companyID, invoiceID, body)
+	if err != nil {
+		return err
+	}
+	inv := paid.Value
+	w.Header().Set("ETag", etag(inv.InvoiceID, inv.Version))
+	writeCreated(w, invoiceLocation(inv.CompanyID, inv.InvoiceID), paid.Replayed, invoiceFromState(inv))
+	return nil
 }
 
+// reversePayment reverses a payment, which may be sent without a body:
+// 200 with the invoice as the reversal left it.
 func (s *server) reversePayment(w http.ResponseWriter, r *http.Request) error {
-	return errRouteNotFound
+	perr := &command.ValidationError{}
+	paymentID := pathUUID(perr, "payment_id", mux.Vars(r)["payment_id"])
+	if err := perr.OrNil(); err != nil {
+		return err
+	}
+	return changeInvoice(s, w, r, command.ParseReversePayment,
+		func(ctx context.Context, req command.Request, companyID, invoiceID string, body command.Parsed[command.ReversePayment]) (command.Result[events.Invoice], error) {
+			return s.Commands.ReversePayment(ctx, req, companyID, invoiceID, paymentID, body)
+		})
 }
 
 func (s *server) getCreditNoteEInvoice(w http.ResponseWriter, r *http.Request) error {
@@ -25,3 +75,6 @@ func (s *server) getCreditNoteEInvoice(w http.ResponseWriter, r *http.Request) e
 func (s *server) getCreditNotePDF(w http.ResponseWriter, r *http.Request) error {
 	return errRouteNotFound
 }
+
+// creditNoteFromEvent is a placeholder until the read side lands.
+func creditNoteFromEvent(cn events.CreditNoteIssued) any { return cn }

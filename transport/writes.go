@@ -62,6 +62,10 @@ func customerLocation(companyID, customerID string) string {
 	return companyLocation(companyID) + "/customers/" + customerID
 }
 
+func creditNoteLocation(companyID, creditNoteID string) string {
+	return companyLocation(companyID) + "/credit_notes/" + creditNoteID
+}
+
 func invoiceLocation(companyID, invoiceID string) string {
 	return companyLocation(companyID) + "/invoices/" + invoiceID
 }
