@@ -23,14 +23,14 @@ type InvoiceSummary struct {
 	Status                                                       string
 	SubtotalMinor, TaxMinor, TotalMinor                          int64
 	// The settlement (events.Settlement), as the projection copied it.
-	AmountCreditedMinor, AmountPaidMinor                         int64
-	AmountDueMinor, AmountRefundableMinor                        int64
-	PaymentStatus                                                string
-	CreatedAt, UpdatedAt                                         time.Time
-	Version                                                      int
-	VoidReason                                                   *string
-	VoidedAt                                                     *time.Time
-	ExternalReference                                            string
+	AmountCreditedMinor, AmountPaidMinor  int64
+	AmountDueMinor, AmountRefundableMinor int64
+	PaymentStatus                         string
+	CreatedAt, UpdatedAt                  time.Time
+	Version                               int
+	VoidReason                            *string
+	VoidedAt                              *time.Time
+	ExternalReference                     string
 }
 
 // Invoice is the full form: the summary plus snapshots, lines and texts.
