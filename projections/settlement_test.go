@@ -28,12 +28,13 @@ type invoiceStream struct {
 	// event carries (events.Settle, as the write side computes it).
 	credited, paid int64
 	amounts        map[string]int64
+	drafted        events.Position
 }
 
 func newInvoiceStream(t *testing.T, e env, created time.Time) *invoiceStream {
 	d := draftedInvoice(created)
-	stream, _, _ := appendEvent(t, e.store, "invoice", events.TypeInvoiceDrafted, d)
-	return &invoiceStream{t: t, e: e, d: d, stream: stream, total: d.TotalMinor, amounts: map[string]int64{}}
+	stream, _, pos := appendEvent(t, e.store, "invoice", events.TypeInvoiceDrafted, d)
+	return &invoiceStream{t: t, e: e, d: d, stream: stream, total: d.TotalMinor, amounts: map[string]int64{}, drafted: pos}
 }
 
 func (s *invoiceStream) next(typ string, payload any) events.Position {
@@ -123,7 +124,7 @@ func TestSettlementColumnsFollowEveryEventOfTheInvoice(t *testing.T) {
 			t.Fatalf("after %s: %+v, want %+v", what, got, w)
 		}
 	}
-	check("the draft", events.Position{}, events.Settle(events.StatusDraft, s.total, 0, 0), at)
+	check("the draft", s.drafted, events.Settle(events.StatusDraft, s.total, 0, 0), at)
 	p1, p2 := uuid.NewString(), uuid.NewString()
 	steps := []struct {
 		what string
