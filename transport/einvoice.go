@@ -125,7 +125,25 @@ func eventInvoice(q query.Invoice) (events.Invoice, error) {
 		return events.Invoice{}, fmt.Errorf("invoice %s: decode the read model's documents: %w", q.ID, err)
 	}
 	d.DocumentTerms, d.TaxBreakdown = doc.DocumentTerms, doc.TaxBreakdown
+	inv.Payments = eventPayments(q)
 	return inv, nil
+}
+
+// eventPayments are the read model's payments of q as the events record
+// them, so that inv.Settlement() gives the paid amount (BT-113). The
+// credit notes are not read here: inv.Settlement() of the result counts
+// none (the read model's AmountCreditedMinor has what they took).
+func eventPayments(q query.Invoice) []events.Payment {
+	out := make([]events.Payment, len(q.Payments))
+	for n, p := range q.Payments {
+		out[n].PaymentRecorded = events.PaymentRecorded{PaymentID: p.ID, InvoiceID: q.ID, CompanyID: q.CompanyID,
+			AmountMinor: p.AmountMinor, PaidOn: p.PaidOn, Method: p.Method, Reference: p.Reference, RecordedAt: p.RecordedAt}
+		if p.ReversedAt != nil {
+			out[n].Reversal = &events.PaymentReversed{PaymentID: p.ID, InvoiceID: q.ID, CompanyID: q.CompanyID,
+				Reason: p.ReversalReason, ReversedAt: *p.ReversedAt}
+		}
+	}
+	return out
 }
 
 // writeDocument answers a GET of a rendered document: 200 with its bytes
