@@ -76,5 +76,3 @@ func (s *server) getCreditNotePDF(w http.ResponseWriter, r *http.Request) error 
 	return errRouteNotFound
 }
 
-// creditNoteFromEvent is a placeholder until the read side lands.
-func creditNoteFromEvent(cn events.CreditNoteIssued) any { return cn }

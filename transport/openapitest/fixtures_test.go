@@ -108,7 +108,7 @@ func company(edit func(map[string]any)) map[string]any {
 		"id": companyID, "legal_name": "Acme GmbH", "address": address(),
 		"default_currency": "EUR", "default_language": "en", "default_payment_terms_days": 30,
 		"identifiers":           []any{map[string]any{"scheme": "eu.vat", "value": "DE123456789"}},
-		"invoice_number_prefix": "", "archived_at": nil, "created_at": timestamp, "updated_at": timestamp, "version": 1,
+		"invoice_number_prefix": "", "credit_note_number_prefix": "CN-", "archived_at": nil, "created_at": timestamp, "updated_at": timestamp, "version": 1,
 	}
 	if edit != nil {
 		edit(c)
