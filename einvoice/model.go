@@ -51,13 +51,16 @@ const (
 type Document struct {
 	Number                 string   // BT-1 invoice number
 	IssueDate              string   // BT-2 issue date, YYYY-MM-DD
-	TypeCode               string   // BT-3 invoice type code: TypeCommercialInvoice
+	TypeCode               string   // BT-3 invoice type code: TypeCommercialInvoice or TypeCreditNote
 	Currency               string   // BT-5 invoice currency code (ISO 4217)
 	DueDate                string   // BT-9 payment due date, YYYY-MM-DD
 	BuyerReference         string   // BT-10 buyer reference
 	PurchaseOrderReference string   // BT-13 purchase order reference
 	Notes                  []string // BG-1 / BT-22 invoice notes (the invoice's notes)
 	PaymentTerms           string   // BT-20 payment terms (the invoice's terms text)
+	// PrecedingInvoice is BG-3, the invoice a credit note corrects; nil
+	// for an invoice.
+	PrecedingInvoice *DocumentReference
 
 	Seller              Party                // BG-4 seller
 	Buyer               Party                // BG-7 buyer
@@ -73,6 +76,12 @@ type Document struct {
 	Status     string // StatusDraft, StatusIssued or StatusVoid
 	Language   string // the invoice's language (BCP 47), for labels
 	VoidReason string // why a void invoice was voided
+}
+
+// DocumentReference is a preceding invoice reference (BG-3).
+type DocumentReference struct {
+	Number    string // BT-25 preceding invoice reference
+	IssueDate string // BT-26 preceding invoice issue date, YYYY-MM-DD
 }
 
 // Party is the seller (BG-4) or the buyer (BG-7). The seller's and the
@@ -168,7 +177,7 @@ type Totals struct {
 	TaxExclusive int64 // BT-109 invoice total amount without VAT
 	Tax          int64 // BT-110 invoice total VAT amount
 	TaxInclusive int64 // BT-112 invoice total amount with VAT
-	Paid         int64 // BT-113 paid amount (0 for now)
+	Paid         int64 // BT-113 paid amount
 	Payable      int64 // BT-115 amount due for payment
 }
 
