@@ -67,6 +67,7 @@ var variants = []variant{
 	{"cii-sellervat", "cii", "BR-S-02", full, `(?s)<ram:SpecifiedTaxRegistration>.*?</ram:SpecifiedTaxRegistration>\s*<ram:SpecifiedTaxRegistration>.*?</ram:SpecifiedTaxRegistration>`, ""},
 	{"cii-cn-payable", "cii", "BR-CO-16", cnFull, "<ram:DuePayableAmount>140.39<", "<ram:DuePayableAmount>140.40<"},
 	{"cii-cn-grandtotal", "cii", "BR-CO-15", cnFull, "<ram:GrandTotalAmount>140.39<", "<ram:GrandTotalAmount>141.39<"},
+	{"cii-cn-preceding", "cii", "BR-55", cnFull, "<ram:IssuerAssignedID>RE-2026/0001</ram:IssuerAssignedID>", "<ram:IssuerAssignedID> </ram:IssuerAssignedID>"},
 	{"cii-paid", "cii", "BR-CO-16", paidFull, "<ram:TotalPrepaidAmount>50.00<", "<ram:TotalPrepaidAmount>50.01<"},
 	{"cii-exemption", "cii", "BR-E-10", withE, `(?s)<ram:ExemptionReason>[^<]*</ram:ExemptionReason>(.*?)<ram:ExemptionReasonCode>[^<]*</ram:ExemptionReasonCode>`, "$1"},
 }

@@ -73,6 +73,18 @@ func text(t *testing.T, pdf []byte) string {
 	return run(t, pdf, "pdftotext", "-enc", "UTF-8", "{}", "-")
 }
 
+// detach is the PDF's first embedded file, as pdfdetach saves it.
+func detach(t *testing.T, pdf []byte) []byte {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out.xml")
+	run(t, pdf, "pdfdetach", "-save", "1", "-o", out, "{}")
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func TestTextHoldsTheInvoice(t *testing.T) {
 	r := newRenderer(t)
 	d := sampleDocument(5)
@@ -109,13 +121,7 @@ func TestFacturXAttachment(t *testing.T) {
 	if list := run(t, pdf, "pdfdetach", "-list", "{}"); !strings.Contains(list, "1 embedded files") || !strings.Contains(list, "1: factur-x.xml") {
 		t.Fatalf("pdfdetach -list = %q, want one file factur-x.xml", list)
 	}
-	out := filepath.Join(t.TempDir(), "out.xml")
-	run(t, pdf, "pdfdetach", "-save", "1", "-o", out, "{}")
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, xml) {
+	if got := detach(t, pdf); !bytes.Equal(got, xml) {
 		t.Fatalf("extracted factur-x.xml differs from the CII given:\n%s", got)
 	}
 	// The XMP must be the catalog's /Metadata: pdfinfo -meta reads it
@@ -505,13 +511,7 @@ func TestCreditNote(t *testing.T) {
 			if t.Failed() {
 				t.Logf("pdftotext: %s", got)
 			}
-			out := filepath.Join(t.TempDir(), "out.xml")
-			run(t, pdf, "pdfdetach", "-save", "1", "-o", out, "{}")
-			xml, err := os.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(xml, sampleXML(t, d)) || !bytes.Contains(xml, []byte("<ram:TypeCode>381</ram:TypeCode>")) ||
+			if xml := detach(t, pdf); !bytes.Equal(xml, sampleXML(t, d)) || !bytes.Contains(xml, []byte("<ram:TypeCode>381</ram:TypeCode>")) ||
 				!bytes.Contains(xml, []byte("<ram:IssuerAssignedID>INV-2026-000042</ram:IssuerAssignedID>")) {
 				t.Errorf("factur-x.xml is not the credit note's CII:\n%s", xml)
 			}
