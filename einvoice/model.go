@@ -1,4 +1,5 @@
-// Package einvoice makes EN 16931 electronic invoices: the document model
+// Package einvoice makes EN 16931 electronic invoices and credit notes
+// (type code 381, referring to the invoice they correct): the document model
 // (named after the standard's business terms), its UBL 2.1 and UN/CEFACT
 // CII D16B renderings, the business rules the service checks before it
 // renders (Check), and a validator for documents read back from XML.
@@ -46,7 +47,7 @@ const (
 	MeansPaymentToBankAccount = "42"
 )
 
-// Document is one EN 16931 invoice. Optional business terms are "" (text),
+// Document is one EN 16931 invoice or credit note. Optional business terms are "" (text),
 // nil (groups) or absent from a slice; amounts are minor units of Currency.
 type Document struct {
 	Number                 string   // BT-1 invoice number
