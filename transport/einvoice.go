@@ -57,6 +57,12 @@ func (s *server) getEInvoice(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	return s.serveEInvoice(w, r, func() (einvoice.Document, error) { return s.invoiceDocument(r, companyID, invoiceID) })
+}
+
+// serveEInvoice answers a GET of the e-invoice of the document load reads
+// (an invoice's, a credit note's): ?syntax=ubl (the default) or cii.
+func (s *server) serveEInvoice(w http.ResponseWriter, r *http.Request, load func() (einvoice.Document, error)) error {
 	syntax := r.URL.Query().Get("syntax")
 	if syntax == "" {
 		syntax = "ubl"
@@ -68,7 +74,7 @@ func (s *server) getEInvoice(w http.ResponseWriter, r *http.Request) error {
 	if !acceptable(r.Header.Values("Accept"), xmlMediaType) {
 		return errNotAcceptable
 	}
-	doc, err := s.invoiceDocument(r, companyID, invoiceID)
+	doc, err := load()
 	if err != nil {
 		return err
 	}
@@ -80,7 +86,7 @@ func (s *server) getEInvoice(w http.ResponseWriter, r *http.Request) error {
 	}
 	body, err := render(doc)
 	if err != nil {
-		return fmt.Errorf("render %s e-invoice of %s: %w", syntax, invoiceID, err)
+		return fmt.Errorf("render %s e-invoice %s: %w", syntax, doc.Number, err)
 	}
 	writeDocument(w, r, xmlMediaType, body)
 	return nil
