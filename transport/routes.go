@@ -18,6 +18,7 @@ func (s *server) routes() *mux.Router {
 	get := func(path string, h http.Handler) { r.Handle(path, h).Methods(http.MethodGet, http.MethodHead) }
 	post := func(path string, h http.Handler) { r.Handle(path, h).Methods(http.MethodPost) }
 	patch := func(path string, h http.Handler) { r.Handle(path, h).Methods(http.MethodPatch) }
+	del := func(path string, h http.Handler) { r.Handle(path, h).Methods(http.MethodDelete) }
 
 	get("/healthz", s.adapt(s.healthz))
 	get("/readyz", s.adapt(s.readyz))
@@ -50,6 +51,12 @@ func (s *server) routes() *mux.Router {
 	get("/v1/companies/{company_id}/credit_notes/{credit_note_id}", s.read(s.getCreditNote))
 	get("/v1/companies/{company_id}/credit_notes/{credit_note_id}/einvoice", s.read(s.getCreditNoteEInvoice))
 	get("/v1/companies/{company_id}/credit_notes/{credit_note_id}/pdf", s.read(s.getCreditNotePDF))
+	post("/v1/webhook_endpoints", s.write(s.createWebhookEndpoint))
+	get("/v1/webhook_endpoints", s.read(s.listWebhookEndpoints))
+	get("/v1/webhook_endpoints/{webhook_endpoint_id}", s.read(s.getWebhookEndpoint))
+	patch("/v1/webhook_endpoints/{webhook_endpoint_id}", s.write(s.updateWebhookEndpoint))
+	del("/v1/webhook_endpoints/{webhook_endpoint_id}", s.write(s.deleteWebhookEndpoint))
+	post("/v1/webhook_endpoints/{webhook_endpoint_id}/rotate_secret", s.write(s.rotateWebhookSecret))
 	return r
 }
 
