@@ -140,11 +140,16 @@ func (h *Handler) readWebhookEndpoint(fields []string) func(*reader, map[string]
 	}
 }
 
+// maxEventTypes bounds event_types (each type is listed once at most, so
+// the public types alone bound it; this keeps a huge body from being
+// checked item by item).
+const maxEventTypes = 100
+
 // readEventTypes reads event_types: public event types, each once, or "*"
 // alone.
 func (h *Handler) readEventTypes(o object) []string {
 	const field = "event_types"
-	items, ok := o.array(field, 1, max(len(h.cfg.PublicEventTypes), 1), false)
+	items, ok := o.array(field, 1, maxEventTypes, false)
 	if !ok {
 		return nil
 	}
