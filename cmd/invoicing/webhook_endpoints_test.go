@@ -300,3 +300,23 @@ func TestWebhookEndpointsRebuildToTheSameRowsAndSecrets(t *testing.T) {
 		t.Errorf("rows %s: want three, one deleted", before)
 	}
 }
+
+func TestAGeneratedWebhookMasterKeyIsKeptForEveryInstance(t *testing.T) {
+	s := newService(t) // no WEBHOOK_SECRET_KEY: serve generated one
+	ctx := context.Background()
+	first, err := webhookMasterKey(ctx, nil, s.pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != 32 || string(first) != string(s.app.webhookKey) {
+		t.Fatalf("the kept key (%d bytes) is not the one serve uses", len(first))
+	}
+	again, err := webhookMasterKey(ctx, nil, s.pool)
+	if err != nil || string(again) != string(first) {
+		t.Fatalf("a second start reads another key (%v)", err)
+	}
+	configured := []byte("0123456789abcdef0123456789abcdef")
+	if got, err := webhookMasterKey(ctx, configured, s.pool); err != nil || string(got) != string(configured) {
+		t.Fatalf("WEBHOOK_SECRET_KEY is not the key (%v)", err)
+	}
+}
