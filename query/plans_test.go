@@ -70,10 +70,10 @@ func loadPlanData(t *testing.T, f *fixture) {
 	// account's only one. 1 in 100 has a reference, 1 in 50 is archived.
 	f.exec(fmt.Sprintf(`INSERT INTO companies (position_hi, position_lo, id, account_id, stream_name, legal_name,
 			address, default_currency, default_language, default_payment_terms_days, external_reference,
-			identifiers, invoice_number_prefix, archived_at, created_at, updated_at, version)
+			identifiers, invoice_number_prefix, credit_note_number_prefix, archived_at, created_at, updated_at, version)
 		SELECT i / 100, i, %s, CASE WHEN i <= 1000 THEN 'acme' ELSE 'account-' || i END, 'company-' || i, 'Co ' || i,
 			$1, 'EUR', 'de', 14, CASE WHEN i %% 100 = 42 THEN 'ref-' || i END,
-			$2, 'INV-', CASE WHEN i %% 50 = 7 THEN now() END, now(), now(), 1
+			$2, 'INV-', 'CN-', CASE WHEN i %% 50 = 7 THEN now() END, now(), now(), 1
 		FROM generate_series(1, %d) AS i`, planIDExpr(planCompany, "i"), planCompanies), addr, ids)
 	// Half of the customers belong to planBig, a quarter to planIssued.
 	f.exec(fmt.Sprintf(`INSERT INTO customers (position_hi, position_lo, id, company_id, account_id, stream_name, name,
