@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"slices"
 	"testing"
 
@@ -47,6 +48,13 @@ func TestLifecycleBodiesAndEventsMatchTheirGoldenFiles(t *testing.T) {
 	} {
 		s.mustWrite(t, step.path, b.tok, s.action(t, step.path, step.verb, b.tok, step.key, "", nil))
 	}
+
+	// A webhook endpoint's whole life (issue 24).
+	_, endpoint := s.createWebhookEndpoint(t, b.tok, "golden-endpoint", `{"url":"`+publicURL+`","description":"ERP"}`)
+	endpointPath := "/v1/webhook_endpoints/" + endpoint["id"].(string)
+	s.mustWrite(t, endpointPath, b.tok, s.patch(t, endpointPath, b.tok, "golden-endpoint-update", `{"enabled":false}`, nil))
+	mustStatus(t, s.action(t, endpointPath, "rotate_secret", b.tok, "golden-endpoint-rotate", "", nil), http.StatusOK)
+	mustStatus(t, s.do(t, request{method: http.MethodDelete, path: endpointPath, token: b.tok, key: "golden-endpoint-delete"}), http.StatusNoContent)
 
 	type storedEvent struct {
 		Type     string          `json:"event_type"`
