@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"net/netip"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/invoicing/invoicing/command"
+	"github.com/invoicing/invoicing/query"
 	"github.com/invoicing/invoicing/webhook"
 )
 
@@ -278,6 +280,14 @@ func TestWebhookEndpointsRebuildToTheSameRowsAndSecrets(t *testing.T) {
 	want, err := webhook.Secret([]byte("0123456789abcdef0123456789abcdef"), "acme", ids[1], 2)
 	if err != nil || rotated.object(t)["secret"] != want {
 		t.Errorf("rotated secret %v, want webhook.Secret(key, acme, id, 2) = %s (%v)", rotated.object(t)["secret"], want, err)
+	}
+
+	// The dispatcher's read: enabled and not deleted endpoints only, with
+	// the generations that sign (the previous one for 24 h).
+	forAcme, err := query.New(s.pool).WebhookEndpointsFor(context.Background(), "acme")
+	if err != nil || len(forAcme) != 1 || forAcme[0].ID != ids[1] || forAcme[0].SecretGeneration != 2 ||
+		!slices.Equal(forAcme[0].SigningGenerations(time.Now()), []int{2, 1}) || forAcme[0].Position.IsZero() {
+		t.Errorf("WebhookEndpointsFor(acme) = %+v, %v; want the rotated endpoint alone", forAcme, err)
 	}
 
 	dump := func() string {
