@@ -330,3 +330,35 @@ func TestAGeneratedWebhookMasterKeyIsKeptForEveryInstance(t *testing.T) {
 		t.Fatalf("WEBHOOK_SECRET_KEY is not the key (%v)", err)
 	}
 }
+
+func TestAnEndpointSubscribesToPublicEventTypes(t *testing.T) {
+	// The public types are publicevents.Types in serve; this test names
+	// two of them itself, so that it holds whatever the catalogue lists.
+	saved := publicEventTypes
+	publicEventTypes = []string{"invoice.issued", "invoice.voided"}
+	t.Cleanup(func() { publicEventTypes = saved })
+	s := newService(t)
+	tok := token(t, "acme")
+
+	_, ep := s.createWebhookEndpoint(t, tok, "endpoint-1", `{"url":"`+publicURL+`","event_types":["invoice.voided","invoice.issued"]}`)
+	if got := ep["event_types"].([]any); len(got) != 2 || got[0] != "invoice.voided" || got[1] != "invoice.issued" {
+		t.Errorf("event_types = %v, want them as sent", got)
+	}
+	path := "/v1/webhook_endpoints/" + ep["id"].(string)
+	mustFail(t, s.patch(t, path, tok, "patch-key-1", `{"event_types":["invoice.issued","invoice.issued"]}`, nil),
+		http.StatusUnprocessableEntity, "validation_failed", "event_types[1]")
+	mustFail(t, s.patch(t, path, tok, "patch-key-2", `{"event_types":["*","invoice.issued"]}`, nil),
+		http.StatusUnprocessableEntity, "validation_failed", "event_types[0]")
+	narrowed := s.mustWrite(t, path, tok, s.patch(t, path, tok, "patch-key-3", `{"event_types":["invoice.issued"]}`, nil))
+	if got := narrowed["event_types"].([]any); len(got) != 1 || got[0] != "invoice.issued" {
+		t.Errorf("narrowed event_types = %v", got)
+	}
+	all := s.mustWrite(t, path, tok, s.patch(t, path, tok, "patch-key-4", `{"event_types":null}`, nil))
+	if got := all["event_types"].([]any); len(got) != 1 || got[0] != "*" {
+		t.Errorf("event_types after null = %v, want [*]", got)
+	}
+	forAcme, err := query.New(s.pool).WebhookEndpointsFor(context.Background(), "acme")
+	if err != nil || len(forAcme) != 1 || len(forAcme[0].EventTypes) != 0 || !forAcme[0].Subscribes("company.created") {
+		t.Errorf("WebhookEndpointsFor = %+v, %v: want every type (event_types empty)", forAcme, err)
+	}
+}
