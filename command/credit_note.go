@@ -138,7 +138,7 @@ func settlementAfter(inv events.Invoice, change func(*events.Invoice)) events.Se
 func (h *Handler) numberCreditNote(ctx context.Context, lc lifecycle[events.Invoice], company CompanyRecord, inv events.Invoice, cn events.CreditNoteIssued) (events.EventData, error) {
 	n := numbering[creditNoteReservation]{stream: events.CreditNoteNumberingStreamName(lc.req.Actor.AccountID, inv.CompanyID),
 		eventType: events.TypeCreditNoteNumberAssigned, decode: decodeAs[creditNoteReservation]}
-	res, rev, err := n.reserve(ctx, h, inv.InvoiceID, lc.metadata, func(seq, rev uint64) (creditNoteReservation, error) {
+	res, rev, err := n.reserve(ctx, h, inv, lc.metadata, func(seq, rev uint64) (creditNoteReservation, error) {
 		cn.Sequence, cn.NumberingRevision = seq, rev
 		cn.Number = events.InvoiceNumber(company.CreditNoteNumberPrefix, seq)
 		return creditNoteReservation{CompanyID: inv.CompanyID, AccountID: inv.AccountID, Sequence: seq, Number: cn.Number,

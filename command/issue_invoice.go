@@ -107,7 +107,7 @@ func issueDates(inv events.Invoice, issueDate string) (movedDates, error) {
 func (h *Handler) assignNumber(ctx context.Context, lc lifecycle[events.Invoice], company CompanyRecord, inv events.Invoice, dates movedDates) (events.InvoiceNumberAssigned, uint64, error) {
 	n := numbering[invoiceReservation]{stream: events.NumberingStreamName(lc.req.Actor.AccountID, inv.CompanyID),
 		eventType: events.TypeInvoiceNumberAssigned, decode: decodeAs[invoiceReservation]}
-	res, rev, err := n.reserve(ctx, h, inv.InvoiceID, lc.metadata, func(seq, _ uint64) (invoiceReservation, error) {
+	res, rev, err := n.reserve(ctx, h, inv, lc.metadata, func(seq, _ uint64) (invoiceReservation, error) {
 		return invoiceReservation{CompanyID: inv.CompanyID, AccountID: lc.req.Actor.AccountID,
 			Sequence: seq, Number: events.InvoiceNumber(company.InvoiceNumberPrefix, seq),
 			InvoiceID: inv.InvoiceID, InvoiceStream: lc.stream, InvoiceRevision: uint64(inv.Version - 1), AssignedAt: h.now(),

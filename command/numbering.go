@@ -46,14 +46,15 @@ type numbering[R reservation] struct {
 	decode    func(data []byte) (R, error)
 }
 
-// reserve reserves the sequence's next number with the reservation that
-// make builds for it (at the numbering stream's revision rev), retrying
-// when another request reserved first. It settles the last reservation
-// first: see next.
-func (n numbering[R]) reserve(ctx context.Context, h *Handler, invoiceID string, md json.RawMessage, make func(seq, rev uint64) (R, error)) (R, uint64, error) {
+// reserve reserves the sequence's next number for the invoice inv, as the
+// request decided on its first version events, with the reservation that
+// make builds (at the numbering stream's revision rev), retrying when
+// another request reserved first. It settles the last reservation first:
+// see next.
+func (n numbering[R]) reserve(ctx context.Context, h *Handler, inv events.Invoice, md json.RawMessage, make func(seq, rev uint64) (R, error)) (R, uint64, error) {
 	var zero R
 	for attempt := 0; attempt < maxNumberingAttempts; attempt++ {
-		seq, expected, err := n.next(ctx, h, invoiceID)
+		seq, expected, err := n.next(ctx, h, inv)
 		if err != nil {
 			return zero, 0, err
 		}
@@ -84,9 +85,11 @@ func (n numbering[R]) reserve(ctx context.Context, h *Handler, invoiceID string,
 // next reads the numbering stream's last reservation, settles it, and
 // returns the sequence number to reserve next with the revision to expect:
 // one past a reservation that holds, the same number again after one that
-// lapsed. errStale means the last reservation was for invoiceID itself and
-// has just been completed: the caller must look at the invoice again.
-func (n numbering[R]) next(ctx context.Context, h *Handler, invoiceID string) (uint64, events.ExpectedRevision, error) {
+// lapsed. errStale means the last reservation was for inv itself and is
+// completed by an event past the ones the caller decided on (settle, or
+// another request, has just appended it): the caller must look at the
+// invoice again.
+func (n numbering[R]) next(ctx context.Context, h *Handler, inv events.Invoice) (uint64, events.ExpectedRevision, error) {
 	last, err := h.cfg.Store.ReadLast(ctx, n.stream)
 	if errors.Is(err, events.ErrStreamNotFound) {
 		return 1, events.NoStream(), nil
@@ -103,7 +106,7 @@ func (n numbering[R]) next(ctx context.Context, h *Handler, invoiceID string) (u
 	switch {
 	case err != nil:
 		return 0, events.ExpectedRevision{}, err
-	case holds && slot.invoiceID == invoiceID:
+	case holds && slot.invoiceID == inv.InvoiceID && slot.invoiceRevision+1 >= uint64(inv.Version):
 		return 0, events.ExpectedRevision{}, errStale
 	case holds:
 		return slot.sequence + 1, events.AtRevision(last.Revision), nil
