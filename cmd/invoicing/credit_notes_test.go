@@ -26,8 +26,8 @@ func (b billing) cnPath(suffix string) string {
 	return "/v1/companies/" + b.companyID + "/credit_notes" + suffix
 }
 
-// creditNote posts a credit note of invoice id.
-func (b billing) creditNote(t *testing.T, id, key string, body map[string]any) response {
+// postCreditNote posts a credit note of invoice id.
+func (b billing) postCreditNote(t *testing.T, id, key string, body map[string]any) response {
 	t.Helper()
 	return b.s.post(t, b.path("/"+id+"/credit_notes"), b.tok, key, mustJSON(t, body))
 }
@@ -37,7 +37,7 @@ func (b billing) creditNote(t *testing.T, id, key string, body map[string]any) r
 // 201 serving the same body (read-your-writes).
 func (b billing) mustCreditNote(t *testing.T, id, key string, body map[string]any) map[string]any {
 	t.Helper()
-	res := b.creditNote(t, id, key, body)
+	res := b.postCreditNote(t, id, key, body)
 	mustStatus(t, res, http.StatusCreated)
 	cn := res.object(t)
 	if loc := res.header.Get("Location"); loc != b.cnPath(fmt.Sprintf("/%v", cn["id"])) {
@@ -210,7 +210,7 @@ func TestCreditNoteListFiltersPagesAndTenancy(t *testing.T) {
 	// Another account cannot credit the invoice either.
 	intruder := b
 	intruder.tok = other
-	mustCode(t, intruder.creditNote(t, invoices[0], "cn-list-intruder", map[string]any{"reason": "x"}), http.StatusNotFound, "not_found")
+	mustCode(t, intruder.postCreditNote(t, invoices[0], "cn-list-intruder", map[string]any{"reason": "x"}), http.StatusNotFound, "not_found")
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

@@ -61,7 +61,7 @@ func TestPaymentStateTable(t *testing.T) {
 			if lines != nil {
 				body["lines"] = lines
 			}
-			return b.creditNote(t, inv, "pay-table-"+key, body)
+			return b.postCreditNote(t, inv, "pay-table-"+key, body)
 		}
 	}
 	void := func(inv, key string) func(*testing.T) response {

@@ -34,7 +34,7 @@ func TestSixtyFourConcurrentCreditNotesThroughTwoInstancesNumberGaplessly(t *tes
 		if i%2 == 1 {
 			via.s = other
 		}
-		res := via.creditNote(t, invoices[i], fmt.Sprint("cn-gapless-", i), map[string]any{"reason": "Cancelled order"})
+		res := via.postCreditNote(t, invoices[i], fmt.Sprint("cn-gapless-", i), map[string]any{"reason": "Cancelled order"})
 		if res.status != http.StatusCreated {
 			t.Errorf("credit note of invoice %d: %d %s", i, res.status, res.body)
 			return res
@@ -117,7 +117,7 @@ func TestSixteenConcurrentPartialCreditNotesNeverExceedTheInvoice(t *testing.T) 
 		if i%2 == 1 {
 			via.s = other
 		}
-		results[i] = via.creditNote(t, id, fmt.Sprint("cn-overcredit-", i), credits[i].body(i))
+		results[i] = via.postCreditNote(t, id, fmt.Sprint("cn-overcredit-", i), credits[i].body(i))
 		return results[i]
 	})
 
