@@ -142,6 +142,7 @@ func TestSixteenConcurrentPartialCreditNotesNeverExceedTheInvoice(t *testing.T) 
 			g.tax += line["tax_amount_minor"].(float64)
 		}
 	}
+	t.Logf("%d of %d credit notes accepted, crediting %v", len(accepted), len(credits), creditedTotal)
 	if len(accepted) == 0 || len(accepted) == len(credits) {
 		t.Fatalf("%d of %d credit notes accepted; want some accepted and some refused", len(accepted), len(credits))
 	}
