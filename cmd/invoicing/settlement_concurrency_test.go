@@ -202,3 +202,81 @@ func checkOvercreditRefusal(t *testing.T, i int, res response, credit partialCre
 		t.Errorf("credit note %d (%d at 19%%, %d at 7%%) was refused, yet fits what is left at the end (%v, %v)", i, credit.at19, credit.at7, left19, left7)
 	}
 }
+
+// TestConcurrentPaymentsNeverOverpay: sixteen payments of 2000 of one
+// invoice of 17850, sent at once through two instances: at most eight fit,
+// the others are 409 invalid_state at amount_minor, and the invoice's
+// amount_paid_minor is the sum of the accepted ones, its payments exactly
+// those.
+func TestConcurrentPaymentsNeverOverpay(t *testing.T) {
+	a := newService(t)
+	other := newService(t, func(c *config) { c.DatabaseURL = a.dbURL })
+	b := newBilling(t, a, "pay-concurrent", prefixedCompany)
+	id := b.issued(t, "pay-concurrent-invoice", b.invoiceBody(t, nil))
+	results := make([]response, 16)
+	sendAtOnce(t, len(results), func(i int) response {
+		via := b
+		if i%2 == 1 {
+			via.s = other
+		}
+		results[i] = via.pay(t, id, fmt.Sprint("pay-concurrent-", i), payment(2000))
+		return results[i]
+	})
+	accepted := 0
+	for i, res := range results {
+		switch {
+		case res.status == http.StatusCreated:
+			accepted++
+		case res.status != http.StatusConflict || errorCode(t, res) != "invalid_state" || !slices.Equal(detailPaths(t, res), []string{"amount_minor"}):
+			t.Errorf("payment %d: %d %s; want 201 or 409 invalid_state at amount_minor", i, res.status, res.body)
+		}
+	}
+	if accepted != 8 {
+		t.Errorf("%d payments of 2000 accepted on 17850, want the 8 that fit (none refused that fitted)", accepted)
+	}
+	inv := a.get(t, b.path("/"+id), b.tok).object(t)
+	if got := settlement(inv); got.paid != float64(2000*accepted) || got.due != float64(17850-2000*accepted) {
+		t.Errorf("settlement %+v after %d payments of 2000", got, accepted)
+	}
+	if ps, _ := inv["payments"].([]any); len(ps) != accepted {
+		t.Errorf("%d payments listed, %d accepted", len(ps), accepted)
+	}
+}
+
+// TestConcurrentReplaysOfOneCreditNoteMakeOne: twenty identical credit
+// notes under one key, sent at once through two instances, make one credit
+// note: twenty 201s with the same body, one number, one event.
+func TestConcurrentReplaysOfOneCreditNoteMakeOne(t *testing.T) {
+	a := newService(t)
+	other := newService(t, func(c *config) { c.DatabaseURL = a.dbURL })
+	b := newBilling(t, a, "cn-replays", prefixedCompany)
+	id := b.issued(t, "cn-replays-invoice", b.invoiceBody(t, nil))
+	bodies := make([]string, 20)
+	sendAtOnce(t, len(bodies), func(i int) response {
+		via := b
+		if i%2 == 1 {
+			via.s = other
+		}
+		res := via.postCreditNote(t, id, "cn-replays-one", map[string]any{"reason": "Once", "lines": []any{mline("Refund", "1", 100, 1900, "")}})
+		if res.status != http.StatusCreated {
+			t.Errorf("request %d: %d %s", i, res.status, res.body)
+		}
+		bodies[i] = string(res.body)
+		return res
+	})
+	for i := range bodies {
+		if bodies[i] != bodies[0] {
+			t.Errorf("request %d answered another body:\n%s\nwant\n%s", i, bodies[i], bodies[0])
+		}
+	}
+	if n := a.eventCount(t, "CreditNoteIssued", "invoice_id", id); n != 1 {
+		t.Errorf("%d CreditNoteIssued events, want 1", n)
+	}
+	if got := a.walk(t, b.cnPath(""), b.tok, 10, nil); len(got) != 1 {
+		t.Errorf("%d credit notes listed, want 1", len(got))
+	}
+	next := b.mustCreditNote(t, id, "cn-replays-next", map[string]any{"reason": "Next", "lines": []any{mline("Refund", "1", 100, 1900, "")}})
+	if next["number"] != "CN-000002" {
+		t.Errorf("the next credit note is numbered %v, want CN-000002 (no number lost to the replays)", next["number"])
+	}
+}
