@@ -7,6 +7,7 @@ const (
 	ciiRSMNS = "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100"
 	ciiRAMNS = "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"
 	ciiUDTNS = "urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100"
+	ciiQDTNS = "urn:un:unece:uncefact:data:standard:QualifiedDataType:100"
 )
 
 // CII scheme ids of tax registrations: VAT identifier (BT-31, BT-48) and
@@ -25,7 +26,11 @@ func RenderCII(d Document) ([]byte, error) {
 		return nil, err
 	}
 	c := ciiWriter{xmlWriter: newXMLWriter(4096 + 1400*len(d.Lines)), d: &d, exp: exp}
-	c.open("rsm:CrossIndustryInvoice", "xmlns:rsm", ciiRSMNS, "xmlns:ram", ciiRAMNS, "xmlns:udt", ciiUDTNS)
+	ns := []string{"xmlns:rsm", ciiRSMNS, "xmlns:ram", ciiRAMNS, "xmlns:udt", ciiUDTNS}
+	if d.PrecedingInvoice != nil { // only BT-26 is a qualified date: invoices stay as they were
+		ns = append(ns, "xmlns:qdt", ciiQDTNS)
+	}
+	c.open("rsm:CrossIndustryInvoice", ns...)
 	c.open("rsm:ExchangedDocumentContext")
 	c.open("ram:GuidelineSpecifiedDocumentContextParameter")
 	c.leaf("ram:ID", SpecificationID)
@@ -238,7 +243,22 @@ func (c *ciiWriter) settlement() {
 		c.close("ram:SpecifiedTradePaymentTerms")
 	}
 	c.monetarySummation()
+	c.precedingInvoice()
 	c.close("ram:ApplicableHeaderTradeSettlement")
+}
+
+// precedingInvoice writes BG-3, the invoice a credit note corrects.
+func (c *ciiWriter) precedingInvoice() {
+	p := c.d.PrecedingInvoice
+	if p == nil {
+		return
+	}
+	c.open("ram:InvoiceReferencedDocument")
+	c.leaf("ram:IssuerAssignedID", p.Number)
+	if p.IssueDate != "" {
+		c.date("ram:FormattedIssueDateTime", "qdt:DateTimeString", p.IssueDate)
+	}
+	c.close("ram:InvoiceReferencedDocument")
 }
 
 func (c *ciiWriter) paymentMeans() {

@@ -141,3 +141,33 @@ func halfUp(a, b, d int64) int64 {
 	}
 	return q.Int64()
 }
+
+// creditNote turns an invoice Document into the credit note that corrects
+// it, as FromCreditNote makes one: type 381, its own number, the invoice
+// as preceding invoice reference (BG-3), the reason as its note, no due
+// date, terms, payment instructions nor order reference (the event has
+// none); the same positive amounts.
+func creditNote(d Document) Document {
+	d.PrecedingInvoice = &DocumentReference{Number: d.Number, IssueDate: d.IssueDate}
+	d.TypeCode, d.Number, d.IssueDate = TypeCreditNote, "CN-000001", "2026-02-03"
+	d.Notes = []string{"Returned goods: two items damaged in transit."}
+	d.DueDate, d.PaymentTerms, d.PaymentInstructions, d.PurchaseOrderReference = "", "", nil, ""
+	return d
+}
+
+// paid is d after a payment of amount: BT-113, and BT-115 lowered by it.
+func paid(d Document, amount int64) Document {
+	d.Totals.Paid = amount
+	d.Totals.Payable = d.Totals.TaxInclusive - amount
+	return d
+}
+
+// remainder is a credit note of what was left of an invoice after a
+// partial credit: half of the first line, and one line per category and
+// rate for the rest, quantity 1.
+func remainder() Document {
+	d := withLines(full(), lineSpec{"0.5", 4000, "S", 1900}, lineSpec{"1", 7999, "S", 1900}, lineSpec{"1", 1999, "S", 700})
+	d.Lines[1].ItemName = "Remainder of invoice RE-2026/0001 (S 19 %)"
+	d.Lines[2].ItemName = "Remainder of invoice RE-2026/0001 (S 7 %)"
+	return creditNote(d)
+}

@@ -33,44 +33,95 @@ var icdSchemes = map[string]string{
 // business terms: the number, dates, currency and references, the issuer
 // and customer snapshots (never the current records), the lines, the VAT
 // breakdown and totals the write side computed, the exemption reasons,
-// the delivery, the billing period, and the payment instructions from the
-// issuer's bank account (SEPA credit transfer, means code 58). It is a
-// pure function: the same invoice gives the same Document.
+// the delivery, the billing period, the payment instructions from the
+// issuer's bank account (SEPA credit transfer, means code 58), and what
+// has been paid (BT-113; the amount due, BT-115, is the total less it,
+// BR-CO-16). Credit notes do not lower BT-115: they are documents of
+// their own. It is a pure function: the same invoice gives the same
+// Document.
 func FromInvoice(inv events.Invoice) (Document, error) {
-	d := Document{
-		Number: inv.Number, IssueDate: inv.IssueDate, TypeCode: TypeCommercialInvoice, Currency: inv.Currency,
-		DueDate: inv.DueDate, BuyerReference: inv.BuyerReference, PurchaseOrderReference: inv.PurchaseOrderReference,
-		PaymentTerms: inv.Terms,
-		Seller:       sellerParty(inv.Issuer),
-		Buyer:        buyerParty(inv.Customer),
-		Status:       inv.Status, Language: inv.Language, VoidReason: inv.VoidReason,
-		Totals: Totals{LineTotal: inv.SubtotalMinor, TaxExclusive: inv.SubtotalMinor, Tax: inv.TaxMinor,
-			TaxInclusive: inv.TotalMinor, Payable: inv.TotalMinor},
-	}
-	if inv.Notes != "" {
-		d.Notes = []string{inv.Notes}
-	}
-	if inv.DeliveryDate != "" || inv.DeliveryAddress != nil {
-		d.Delivery = &Delivery{Date: inv.DeliveryDate}
-		if inv.DeliveryAddress != nil {
-			a := address(*inv.DeliveryAddress)
-			d.Delivery.Address = &a
-		}
-	}
-	if p := inv.BillingPeriod; p != nil {
-		d.BillingPeriod = &Period{Start: p.Start, End: p.End}
-	}
+	d := fromSnapshot(snapshot{number: inv.Number, issueDate: inv.IssueDate, currency: inv.Currency, language: inv.Language,
+		issuer: inv.Issuer, customer: inv.Customer, lines: inv.Lines, subtotal: inv.SubtotalMinor, tax: inv.TaxMinor,
+		total: inv.TotalMinor, terms: inv.DocumentTerms, breakdown: inv.TaxBreakdown})
+	d.TypeCode, d.Status, d.VoidReason = TypeCommercialInvoice, inv.Status, inv.VoidReason
+	d.DueDate, d.PurchaseOrderReference, d.PaymentTerms = inv.DueDate, inv.PurchaseOrderReference, inv.Terms
+	d.Notes = nonEmpty(inv.Notes)
 	if b := inv.Issuer.BankAccount; b != nil && b.IBAN != "" {
 		d.PaymentInstructions = &PaymentInstructions{MeansCode: MeansSEPACreditTransfer, RemittanceInformation: inv.Number,
 			IBAN: b.IBAN, AccountName: b.AccountName, BIC: b.BIC}
 	}
-	for _, l := range inv.Lines {
+	if paid := inv.Settlement().AmountPaidMinor; paid > 0 {
+		d.Totals.Paid, d.Totals.Payable = paid, inv.TotalMinor-paid
+	}
+	return d, nil
+}
+
+// FromCreditNote maps a credit note onto the EN 16931 business terms of a
+// credit note (type 381): its own number and issue date, the invoice it
+// corrects as the preceding invoice reference (BG-3), the frozen snapshots,
+// lines, VAT breakdown and totals it carries (positive amounts, as EN 16931
+// wants of a credit note), its document terms, and its reason as a note
+// (BT-22). The amount due (BT-115) is its total: what the seller owes back
+// or sets off. It has no due date nor payment instructions. A pure
+// function, like FromInvoice.
+func FromCreditNote(cn events.CreditNoteIssued) (Document, error) {
+	d := fromSnapshot(snapshot{number: cn.Number, issueDate: cn.IssueDate, currency: cn.Currency, language: cn.Language,
+		issuer: cn.Issuer, customer: cn.Customer, lines: cn.Lines, subtotal: cn.SubtotalMinor, tax: cn.TaxMinor,
+		total: cn.TotalMinor, terms: cn.DocumentTerms, breakdown: cn.TaxBreakdown})
+	d.TypeCode, d.Status = TypeCreditNote, StatusIssued
+	d.PrecedingInvoice = &DocumentReference{Number: cn.InvoiceNumber, IssueDate: cn.InvoiceIssueDate}
+	d.Notes = nonEmpty(cn.Reason)
+	return d, nil
+}
+
+// snapshot is what an invoice and a credit note share: the frozen parties,
+// the lines and amounts the write side computed, the document terms.
+type snapshot struct {
+	number, issueDate, currency, language string
+	issuer                                events.IssuerSnapshot
+	customer                              events.CustomerSnapshot
+	lines                                 []events.InvoiceLine
+	subtotal, tax, total                  int64
+	terms                                 events.DocumentTerms
+	breakdown                             []events.TaxBreakdown
+}
+
+// fromSnapshot maps the shared terms; the amount due is the total until
+// the caller knows better.
+func fromSnapshot(s snapshot) Document {
+	d := Document{
+		Number: s.number, IssueDate: s.issueDate, Currency: s.currency, Language: s.language,
+		BuyerReference: s.terms.BuyerReference,
+		Seller:         sellerParty(s.issuer),
+		Buyer:          buyerParty(s.customer),
+		Totals: Totals{LineTotal: s.subtotal, TaxExclusive: s.subtotal, Tax: s.tax,
+			TaxInclusive: s.total, Payable: s.total},
+	}
+	if s.terms.DeliveryDate != "" || s.terms.DeliveryAddress != nil {
+		d.Delivery = &Delivery{Date: s.terms.DeliveryDate}
+		if s.terms.DeliveryAddress != nil {
+			a := address(*s.terms.DeliveryAddress)
+			d.Delivery.Address = &a
+		}
+	}
+	if p := s.terms.BillingPeriod; p != nil {
+		d.BillingPeriod = &Period{Start: p.Start, End: p.End}
+	}
+	for _, l := range s.lines {
 		d.Lines = append(d.Lines, Line{ID: strconv.Itoa(l.Position), Quantity: l.Quantity, UnitCode: l.UnitCode,
 			NetAmount: l.NetAmountMinor, ItemName: l.Description, Price: l.UnitAmountMinor,
 			VATCategory: l.TaxCategory, VATRateBps: l.TaxRateBps})
 	}
-	d.VATBreakdown = breakdown(inv.TaxBreakdown, inv.TaxExemptions)
-	return d, nil
+	d.VATBreakdown = breakdown(s.breakdown, s.terms.TaxExemptions)
+	return d
+}
+
+// nonEmpty is a one-note list, or none for "".
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
 }
 
 func breakdown(groups []events.TaxBreakdown, exemptions []events.TaxExemption) []VATBreakdown {

@@ -77,6 +77,17 @@ func matrix() []matrixCase {
 			lineSpec{"1", 5, "Z", 0}), nearCap: true},
 		{name: "max-jpy-z", doc: func() Document { d := withLines(full(), lineSpec{"1", largest, "Z", 0}); d.Currency = "JPY"; return d }(), nearCap: true},
 		{name: "max-jpy-s", doc: func() Document { d := withLines(full(), lineSpec{"1", netS, "S", 1900}); d.Currency = "JPY"; return d }(), nearCap: true},
+		// Credit notes (type 381, BG-3) and invoices with payments (BT-113).
+		{name: "credit-note-S", doc: creditNote(one("S", 1900))},
+		{name: "credit-note-minimal", doc: creditNote(minimal())},
+		{name: "credit-note-mixed", doc: creditNote(withLines(full(), lineSpec{"1", 10000, "S", 1900}, lineSpec{"2", 2550, "S", 700},
+			lineSpec{"3", 1000, "E", 0}, lineSpec{"1", 5000, "AE", 0}, lineSpec{"0.5", 3333, "K", 0}, lineSpec{"1", 999, "Z", 0}))},
+		{name: "credit-note-remainder", doc: remainder()},
+		{name: "credit-note-not-subject", doc: creditNote(notSubject(one("O", 0)))},
+		{name: "credit-note-jpy", doc: creditNote(jpy())},
+		{name: "paid-part", doc: paid(full(), 5000)},
+		{name: "paid-full", doc: func() Document { d := full(); return paid(d, d.Totals.TaxInclusive) }()},
+		{name: "paid-mixed-jpy", doc: paid(jpy(), 1)},
 	}
 	return cases
 }

@@ -1,4 +1,5 @@
-// Package einvoice makes EN 16931 electronic invoices: the document model
+// Package einvoice makes EN 16931 electronic invoices and credit notes
+// (type code 381, referring to the invoice they correct): the document model
 // (named after the standard's business terms), its UBL 2.1 and UN/CEFACT
 // CII D16B renderings, the business rules the service checks before it
 // renders (Check), and a validator for documents read back from XML.
@@ -46,18 +47,21 @@ const (
 	MeansPaymentToBankAccount = "42"
 )
 
-// Document is one EN 16931 invoice. Optional business terms are "" (text),
+// Document is one EN 16931 invoice or credit note. Optional business terms are "" (text),
 // nil (groups) or absent from a slice; amounts are minor units of Currency.
 type Document struct {
 	Number                 string   // BT-1 invoice number
 	IssueDate              string   // BT-2 issue date, YYYY-MM-DD
-	TypeCode               string   // BT-3 invoice type code: TypeCommercialInvoice
+	TypeCode               string   // BT-3 invoice type code: TypeCommercialInvoice or TypeCreditNote
 	Currency               string   // BT-5 invoice currency code (ISO 4217)
 	DueDate                string   // BT-9 payment due date, YYYY-MM-DD
 	BuyerReference         string   // BT-10 buyer reference
 	PurchaseOrderReference string   // BT-13 purchase order reference
 	Notes                  []string // BG-1 / BT-22 invoice notes (the invoice's notes)
 	PaymentTerms           string   // BT-20 payment terms (the invoice's terms text)
+	// PrecedingInvoice is BG-3, the invoice a credit note corrects; nil
+	// for an invoice.
+	PrecedingInvoice *DocumentReference
 
 	Seller              Party                // BG-4 seller
 	Buyer               Party                // BG-7 buyer
@@ -73,6 +77,12 @@ type Document struct {
 	Status     string // StatusDraft, StatusIssued or StatusVoid
 	Language   string // the invoice's language (BCP 47), for labels
 	VoidReason string // why a void invoice was voided
+}
+
+// DocumentReference is a preceding invoice reference (BG-3).
+type DocumentReference struct {
+	Number    string // BT-25 preceding invoice reference
+	IssueDate string // BT-26 preceding invoice issue date, YYYY-MM-DD
 }
 
 // Party is the seller (BG-4) or the buyer (BG-7). The seller's and the
@@ -168,7 +178,7 @@ type Totals struct {
 	TaxExclusive int64 // BT-109 invoice total amount without VAT
 	Tax          int64 // BT-110 invoice total VAT amount
 	TaxInclusive int64 // BT-112 invoice total amount with VAT
-	Paid         int64 // BT-113 paid amount (0 for now)
+	Paid         int64 // BT-113 paid amount
 	Payable      int64 // BT-115 amount due for payment
 }
 

@@ -47,7 +47,8 @@ func jpy() Document {
 }
 
 func TestGolden(t *testing.T) {
-	for name, d := range map[string]Document{"minimal": minimal(), "full": full(), "escaping": escaping(), "jpy": jpy()} {
+	for name, d := range map[string]Document{"minimal": minimal(), "full": full(), "escaping": escaping(), "jpy": jpy(),
+		"credit-note": creditNote(full()), "paid": paid(full(), 5000)} {
 		for _, syntax := range []string{"ubl", "cii"} {
 			got := render(t, d, syntax)
 			path := filepath.Join("testdata", name+"."+syntax+".xml")

@@ -27,6 +27,7 @@ const (
 	pathDeliveryCtry  = "delivery_address.country_code"
 	pathBankAccount   = "issuer.bank_account"
 	pathBillingPeriod = "billing_period"
+	pathInvoiceNumber = "invoice_number" // a credit note's invoice
 )
 
 // categoryRules are the per-category rules of EN 16931 on invoice lines and
@@ -378,8 +379,8 @@ func (c *checker) payment() {
 }
 
 // periods: BR-29 (the invoicing period ends on or after its start; dates
-// compare as strings in YYYY-MM-DD) and BR-57 (a deliver to address has a
-// country).
+// compare as strings in YYYY-MM-DD), BR-57 (a deliver to address has a
+// country) and BR-55 (a preceding invoice reference names the invoice).
 func (c *checker) periods() {
 	if p := c.d.BillingPeriod; p != nil {
 		if p.Start == "" && p.End == "" {
@@ -391,6 +392,9 @@ func (c *checker) periods() {
 	}
 	if dl := c.d.Delivery; dl != nil && dl.Address != nil && dl.Address.CountryCode == "" {
 		c.add("BR-57", pathDeliveryCtry, "each deliver to address (BG-15) shall contain a deliver to country code (BT-80)")
+	}
+	if p := c.d.PrecedingInvoice; p != nil && p.Number == "" {
+		c.add("BR-55", pathInvoiceNumber, "each preceding invoice reference (BG-3) shall contain a preceding invoice reference (BT-25)")
 	}
 }
 
@@ -408,8 +412,12 @@ func (c *checker) texts() {
 		{"buyer_reference", d.BuyerReference}, {"purchase_order_reference", d.PurchaseOrderReference},
 		{"terms", d.PaymentTerms},
 	}
+	notes := "notes"
+	if d.TypeCode == TypeCreditNote { // its note is its reason
+		notes = "reason"
+	}
 	for _, n := range d.Notes {
-		fields = append(fields, struct{ path, value string }{"notes", n})
+		fields = append(fields, struct{ path, value string }{notes, n})
 	}
 	for i, l := range d.Lines {
 		fields = append(fields, struct{ path, value string }{linePath(i, "description"), l.ItemName + l.Note})

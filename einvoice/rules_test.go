@@ -12,7 +12,8 @@ func withLines(d Document, specs ...lineSpec) Document {
 }
 
 func TestCheckAcceptsValidDocuments(t *testing.T) {
-	for name, d := range map[string]Document{"minimal": minimal(), "full": full()} {
+	for name, d := range map[string]Document{"minimal": minimal(), "full": full(),
+		"credit note": creditNote(full()), "paid": paid(full(), 5000)} {
 		if p := Check(d); len(p) != 0 {
 			t.Errorf("%s: Check = %v, want none", name, p)
 		}
@@ -115,6 +116,8 @@ func TestCheckRules(t *testing.T) {
 		{"BR-29", "billing_period", func() Document { d := full(); d.BillingPeriod.End = "2025-12-31"; return d }},
 		{"BR-57", "delivery_address.country_code", func() Document { d := full(); d.Delivery.Address.CountryCode = ""; return d }},
 		{"XML-Char", "lines[0].description", func() Document { d := full(); d.Lines[0].ItemName = "a\uFFFEb"; return d }},
+		{"XML-Char", "reason", func() Document { d := creditNote(full()); d.Notes = []string{"a\uFFFFb"}; return d }},
+		{"BR-55", "invoice_number", func() Document { d := creditNote(full()); d.PrecedingInvoice.Number = ""; return d }},
 	} {
 		t.Run(tc.rule+" "+tc.path, func(t *testing.T) {
 			problems := Check(tc.doc())

@@ -1,10 +1,11 @@
 package einvoice
 
-// The namespaces of a UBL 2.1 Invoice.
+// The namespaces of a UBL 2.1 Invoice and CreditNote.
 const (
-	ublInvoiceNS = "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"
-	ublCACNS     = "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"
-	ublCBCNS     = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
+	ublInvoiceNS    = "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"
+	ublCreditNoteNS = "urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2"
+	ublCACNS        = "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"
+	ublCBCNS        = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
 )
 
 // ublTaxSchemeSellerTax is the tax scheme under which UBL carries the
@@ -12,8 +13,21 @@ const (
 // "not the VAT identifier"; "FC" (fiscal code) is the common choice.
 const ublTaxSchemeSellerTax = "FC"
 
-// RenderUBL renders d as a UBL 2.1 Invoice following EN 16931's UBL
-// syntax binding. The element order is the UBL schema's (xsd:sequence),
+// ublNames are the names that differ between a UBL Invoice and a UBL
+// CreditNote: the root and its namespace, the type code, the line and its
+// quantity; the rest of the two schemas is the same sequence.
+type ublNames struct {
+	root, ns, typeCode, line, quantity string
+}
+
+var (
+	ublInvoice    = ublNames{"Invoice", ublInvoiceNS, "cbc:InvoiceTypeCode", "cac:InvoiceLine", "cbc:InvoicedQuantity"}
+	ublCreditNote = ublNames{"CreditNote", ublCreditNoteNS, "cbc:CreditNoteTypeCode", "cac:CreditNoteLine", "cbc:CreditedQuantity"}
+)
+
+// RenderUBL renders d as a UBL 2.1 Invoice, or a UBL 2.1 CreditNote when
+// its type code is TypeCreditNote, following EN 16931's UBL syntax
+// binding. The element order is the UBL schema's (xsd:sequence),
 // which the CEN check enforces. It fails only when an amount or a text
 // cannot be written (see FormatAmount, ErrNotXMLText); the business rules
 // are Check's job.
@@ -22,8 +36,11 @@ func RenderUBL(d Document) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := ublWriter{xmlWriter: newXMLWriter(4096 + 1200*len(d.Lines)), d: &d, exp: exp}
-	u.open("Invoice", "xmlns", ublInvoiceNS, "xmlns:cac", ublCACNS, "xmlns:cbc", ublCBCNS)
+	u := ublWriter{xmlWriter: newXMLWriter(4096 + 1200*len(d.Lines)), d: &d, exp: exp, names: ublInvoice}
+	if d.TypeCode == TypeCreditNote {
+		u.names = ublCreditNote
+	}
+	u.open(u.names.root, "xmlns", u.names.ns, "xmlns:cac", ublCACNS, "xmlns:cbc", ublCBCNS)
 	u.header()
 	u.party("cac:AccountingSupplierParty", d.Seller, true)
 	u.party("cac:AccountingCustomerParty", d.Buyer, false)
@@ -34,7 +51,7 @@ func RenderUBL(d Document) ([]byte, error) {
 	for _, l := range d.Lines {
 		u.line(l)
 	}
-	u.close("Invoice")
+	u.close(u.names.root)
 	return u.bytes()
 }
 
@@ -49,8 +66,9 @@ func writableExponent(currency string) (int, error) {
 
 type ublWriter struct {
 	*xmlWriter
-	d   *Document
-	exp int
+	d     *Document
+	exp   int
+	names ublNames
 }
 
 // amount writes a cbc amount element with its currencyID.
@@ -63,8 +81,10 @@ func (u *ublWriter) header() {
 	u.leaf("cbc:CustomizationID", SpecificationID)
 	u.leaf("cbc:ID", d.Number)
 	u.leaf("cbc:IssueDate", d.IssueDate)
-	u.opt("cbc:DueDate", d.DueDate)
-	u.leaf("cbc:InvoiceTypeCode", d.TypeCode)
+	if u.names.root == ublInvoice.root { // a CreditNote has no DueDate here (its BT-9 would go to PaymentMeans)
+		u.opt("cbc:DueDate", d.DueDate)
+	}
+	u.leaf(u.names.typeCode, d.TypeCode)
 	for _, n := range d.Notes {
 		u.opt("cbc:Note", n)
 	}
@@ -80,6 +100,14 @@ func (u *ublWriter) header() {
 		u.open("cac:OrderReference")
 		u.leaf("cbc:ID", d.PurchaseOrderReference)
 		u.close("cac:OrderReference")
+	}
+	if p := d.PrecedingInvoice; p != nil {
+		u.open("cac:BillingReference")
+		u.open("cac:InvoiceDocumentReference")
+		u.leaf("cbc:ID", p.Number)
+		u.opt("cbc:IssueDate", p.IssueDate)
+		u.close("cac:InvoiceDocumentReference")
+		u.close("cac:BillingReference")
 	}
 }
 
@@ -235,10 +263,10 @@ func (u *ublWriter) monetaryTotal() {
 }
 
 func (u *ublWriter) line(l Line) {
-	u.open("cac:InvoiceLine")
+	u.open(u.names.line)
 	u.leaf("cbc:ID", l.ID)
 	u.opt("cbc:Note", l.Note)
-	u.leaf("cbc:InvoicedQuantity", l.Quantity, "unitCode", l.UnitCode)
+	u.leaf(u.names.quantity, l.Quantity, "unitCode", l.UnitCode)
 	u.amount("cbc:LineExtensionAmount", l.NetAmount)
 	u.open("cac:Item")
 	u.leaf("cbc:Name", l.ItemName)
@@ -253,5 +281,5 @@ func (u *ublWriter) line(l Line) {
 	u.open("cac:Price")
 	u.amount("cbc:PriceAmount", l.Price)
 	u.close("cac:Price")
-	u.close("cac:InvoiceLine")
+	u.close(u.names.line)
 }

@@ -56,9 +56,6 @@ func Validate(r io.Reader) (Report, error) {
 	return Report{Syntax: syntax, Problems: c.problems}, nil
 }
 
-// ublCreditNoteNS is the namespace of a UBL 2.1 CreditNote.
-const ublCreditNoteNS = "urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2"
-
 // ruleLess orders rule ids as people read them: BR-2 before BR-10.
 func ruleLess(a, b string) bool {
 	pa, na := splitRule(a)

@@ -6,10 +6,11 @@ import "strings"
 func readUBL(root *node) *readBack {
 	rb := &readBack{specID: root.str("CustomizationID")}
 	d := &rb.doc
-	lineName, qtyName, typeName := "InvoiceLine", "InvoicedQuantity", "InvoiceTypeCode"
-	if root.local == "CreditNote" {
-		lineName, qtyName, typeName = "CreditNoteLine", "CreditedQuantity", "CreditNoteTypeCode"
+	names := ublInvoice
+	if root.local == ublCreditNote.root {
+		names = ublCreditNote
 	}
+	lineName, qtyName, typeName := local(names.line), local(names.quantity), local(names.typeCode)
 	d.Number, d.IssueDate, d.DueDate = root.str("ID"), root.str("IssueDate"), root.str("DueDate")
 	d.TypeCode, d.Currency = root.str(typeName), root.str("DocumentCurrencyCode")
 	d.BuyerReference, d.PurchaseOrderReference = root.str("BuyerReference"), root.str("OrderReference", "ID")
@@ -17,6 +18,9 @@ func readUBL(root *node) *readBack {
 		d.Notes = append(d.Notes, n.text.String())
 	}
 	d.PaymentTerms = root.raw("PaymentTerms", "Note")
+	if r := root.at("BillingReference", "InvoiceDocumentReference"); r != nil {
+		d.PrecedingInvoice = &DocumentReference{Number: r.str("ID"), IssueDate: r.str("IssueDate")}
+	}
 	d.Seller, rb.sellerAddress = ublParty(root.at("AccountingSupplierParty", "Party"), true)
 	d.Buyer, rb.buyerAddress = ublParty(root.at("AccountingCustomerParty", "Party"), false)
 	rb.taxRepVAT = root.str("TaxRepresentativeParty", "PartyTaxScheme", "CompanyID")
@@ -45,6 +49,12 @@ func readUBL(root *node) *readBack {
 	}
 	rb.ublTotals(root.at("LegalMonetaryTotal"))
 	return rb
+}
+
+// local is a prefixed name without its prefix.
+func local(name string) string {
+	_, l, _ := strings.Cut(name, ":")
+	return l
 }
 
 func ublParty(p *node, seller bool) (Party, bool) {
@@ -233,6 +243,9 @@ func (rb *readBack) ciiSettlement(set *node) {
 		d.BillingPeriod = &Period{Start: p.str("StartDateTime", "DateTimeString"), End: p.str("EndDateTime", "DateTimeString")}
 	}
 	d.PaymentTerms = set.raw("SpecifiedTradePaymentTerms", "Description")
+	if r := set.at("InvoiceReferencedDocument"); r != nil {
+		d.PrecedingInvoice = &DocumentReference{Number: r.str("IssuerAssignedID"), IssueDate: r.str("FormattedIssueDateTime", "DateTimeString")}
+	}
 	d.DueDate = set.str("SpecifiedTradePaymentTerms", "DueDateDateTime", "DateTimeString")
 	for _, ac := range set.all("SpecifiedTradeAllowanceCharge") {
 		rb.allowances = append(rb.allowances, rbAllowance{charge: ac.str("ChargeIndicator", "Indicator") == "true",

@@ -40,6 +40,10 @@ type variant struct {
 
 func withE() Document { return withLines(full(), lineSpec{"1", 5000, "E", 0}) }
 
+// cnFull is the credit note of full(); paidFull is full() with 50.00 paid.
+func cnFull() Document   { return creditNote(full()) }
+func paidFull() Document { return paid(full(), 5000) }
+
 var variants = []variant{
 	{"ubl-payable", "ubl", "BR-CO-16", full, "<cbc:PayableAmount currencyID=\"EUR\">140.39<", "<cbc:PayableAmount currencyID=\"EUR\">140.40<"},
 	{"ubl-inclusive", "ubl", "BR-CO-15", full, "<cbc:TaxInclusiveAmount currencyID=\"EUR\">140.39<", "<cbc:TaxInclusiveAmount currencyID=\"EUR\">141.39<"},
@@ -50,6 +54,10 @@ var variants = []variant{
 	{"ubl-specid", "ubl", "BR-01", full, "<cbc:CustomizationID>urn:cen.eu:en16931:2017</cbc:CustomizationID>", ""},
 	{"ubl-sellervat", "ubl", "BR-S-02", full, `(?s)<cac:PartyTaxScheme>.*?</cac:PartyTaxScheme>\s*<cac:PartyTaxScheme>.*?</cac:PartyTaxScheme>`, ""},
 	{"ubl-exemption", "ubl", "BR-E-10", withE, `(?s)<cbc:TaxExemptionReasonCode>.*?<cbc:TaxExemptionReason>[^<]*</cbc:TaxExemptionReason>`, ""},
+	{"ubl-cn-payable", "ubl", "BR-CO-16", cnFull, "<cbc:PayableAmount currencyID=\"EUR\">140.39<", "<cbc:PayableAmount currencyID=\"EUR\">140.40<"},
+	{"ubl-cn-linetotal", "ubl", "BR-CO-10", cnFull, "<cbc:LineExtensionAmount currencyID=\"EUR\">119.99<", "<cbc:LineExtensionAmount currencyID=\"EUR\">119.98<"},
+	{"ubl-cn-buyername", "ubl", "BR-07", cnFull, "<cbc:RegistrationName>Client SARL</cbc:RegistrationName>", ""},
+	{"ubl-paid", "ubl", "BR-CO-16", paidFull, "<cbc:PrepaidAmount currencyID=\"EUR\">50.00<", "<cbc:PrepaidAmount currencyID=\"EUR\">50.01<"},
 	{"cii-payable", "cii", "BR-CO-16", full, "<ram:DuePayableAmount>140.39<", "<ram:DuePayableAmount>140.40<"},
 	{"cii-grandtotal", "cii", "BR-CO-15", full, "<ram:GrandTotalAmount>140.39<", "<ram:GrandTotalAmount>141.39<"},
 	{"cii-linetotal", "cii", "BR-CO-10", full, "<ram:LineTotalAmount>119.99<", "<ram:LineTotalAmount>119.98<"},
@@ -57,6 +65,10 @@ var variants = []variant{
 	{"cii-buyername", "cii", "BR-07", full, "<ram:Name>Client SARL</ram:Name>", ""},
 	{"cii-sellercountry", "cii", "BR-09", full, "<ram:CountryID>DE</ram:CountryID>", ""},
 	{"cii-sellervat", "cii", "BR-S-02", full, `(?s)<ram:SpecifiedTaxRegistration>.*?</ram:SpecifiedTaxRegistration>\s*<ram:SpecifiedTaxRegistration>.*?</ram:SpecifiedTaxRegistration>`, ""},
+	{"cii-cn-payable", "cii", "BR-CO-16", cnFull, "<ram:DuePayableAmount>140.39<", "<ram:DuePayableAmount>140.40<"},
+	{"cii-cn-grandtotal", "cii", "BR-CO-15", cnFull, "<ram:GrandTotalAmount>140.39<", "<ram:GrandTotalAmount>141.39<"},
+	{"cii-cn-preceding", "cii", "BR-55", cnFull, "<ram:IssuerAssignedID>RE-2026/0001</ram:IssuerAssignedID>", "<ram:IssuerAssignedID> </ram:IssuerAssignedID>"},
+	{"cii-paid", "cii", "BR-CO-16", paidFull, "<ram:TotalPrepaidAmount>50.00<", "<ram:TotalPrepaidAmount>50.01<"},
 	{"cii-exemption", "cii", "BR-E-10", withE, `(?s)<ram:ExemptionReason>[^<]*</ram:ExemptionReason>(.*?)<ram:ExemptionReasonCode>[^<]*</ram:ExemptionReasonCode>`, "$1"},
 }
 
@@ -133,8 +145,15 @@ func contains(list []string, s string) bool {
 func TestValidateAgreesWithCEN(t *testing.T) {
 	cenValidator(t)
 	dir := t.TempDir()
-	docs := map[string][]byte{"full.ubl.xml": render(t, full(), "ubl"), "full.cii.xml": render(t, full(), "cii")}
-	names := []string{"full.ubl.xml", "full.cii.xml"}
+	docs := map[string][]byte{}
+	var names []string
+	for name, d := range map[string]Document{"full": full(), "credit-note": cnFull(), "paid": paidFull()} {
+		for _, syntax := range []string{"ubl", "cii"} {
+			n := name + "." + syntax + ".xml"
+			docs[n] = render(t, d, syntax)
+			names = append(names, n)
+		}
+	}
 	for _, v := range variants {
 		docs[v.name+".xml"] = v.broken(t)
 		names = append(names, v.name+".xml")

@@ -10,8 +10,11 @@ import (
 
 // A batch of events applied in two statements, whatever its length: every
 // InvoiceDrafted of the batch in one multi-row INSERT, then every change of
-// the later events (InvoiceRevised, InvoiceIssued, InvoiceVoided) in one
-// multi-row UPDATE, folded per invoice in stream order. PostgreSQL plans and executes each once
+// the later events (InvoiceRevised, InvoiceIssued, InvoiceVoided,
+// CreditNoteIssued, PaymentRecorded, PaymentReversed) in one multi-row
+// UPDATE, folded per invoice in stream order; then the batch's payments in
+// one multi-row INSERT and its reversals in one UPDATE (a payment's
+// reversal follows its recording, so the INSERT runs first). PostgreSQL plans and executes each once
 // instead of once per event. That is most of a catch-up or a rebuild, where
 // batches hold thousands of events and every tenth invoice is issued.
 //
@@ -27,25 +30,30 @@ type batchApplier interface {
 	ApplyAll(evs []events.RecordedEvent, batch *pgx.Batch) error
 }
 
-// draftedRowsSQL inserts invoice rows, one element of each of $1..$25 per
-// invoice; applyDrafted uses it for a single row too.
+// draftedRowsSQL inserts invoice rows, one element of each of $1..$30 per
+// invoice; applyDrafted uses it for a single row too. The settlement
+// ($26..$30) is events.Settle's for a draft, computed in Go.
 const draftedRowsSQL = `
 INSERT INTO invoices (id, company_id, account_id, customer_id, stream_name, customer_name,
 	customer, issuer, currency, language, issue_date, due_date, status, lines,
 	subtotal_minor, tax_minor, total_minor, external_reference, purchase_order_reference,
-	notes, terms, created_at, updated_at, version, position_hi, position_lo, document)
+	notes, terms, created_at, updated_at, version, position_hi, position_lo, document,
+	amount_credited_minor, amount_paid_minor, amount_due_minor, amount_refundable_minor, payment_status)
 SELECT id::uuid, company_id::uuid, account_id, customer_id::uuid, stream_name, customer_name,
 	customer::json, issuer::json, currency, language, issue_date::date, due_date::date, 'draft', lines::json,
 	subtotal_minor, tax_minor, total_minor, external_reference, purchase_order_reference,
-	notes, terms, created_at, created_at, version, position_hi, position_lo, document::json
+	notes, terms, created_at, created_at, version, position_hi, position_lo, document::json,
+	amount_credited_minor, amount_paid_minor, amount_due_minor, amount_refundable_minor, payment_status
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
 	$7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[],
 	$14::bigint[], $15::bigint[], $16::bigint[], $17::text[], $18::text[],
-	$19::text[], $20::text[], $21::timestamptz[], $22::int[], $23::bigint[], $24::bigint[], $25::text[])
+	$19::text[], $20::text[], $21::timestamptz[], $22::int[], $23::bigint[], $24::bigint[], $25::text[],
+	$26::bigint[], $27::bigint[], $28::bigint[], $29::bigint[], $30::text[])
 	AS t(id, company_id, account_id, customer_id, stream_name, customer_name,
 	customer, issuer, currency, language, issue_date, due_date, lines,
 	subtotal_minor, tax_minor, total_minor, external_reference, purchase_order_reference,
-	notes, terms, created_at, version, position_hi, position_lo, document)
+	notes, terms, created_at, version, position_hi, position_lo, document,
+	amount_credited_minor, amount_paid_minor, amount_due_minor, amount_refundable_minor, payment_status)
 ORDER BY position_hi, position_lo
 ON CONFLICT (id) DO NOTHING`
 
@@ -60,6 +68,19 @@ type draftedRows struct {
 	createdAt                                                  []time.Time
 	version                                                    []int32
 	hi, lo                                                     []int64
+	settled                                                    settlementArrays
+}
+
+// settlementArrays are the settlement's columns, one slice per column.
+type settlementArrays struct {
+	credited, paid, due, refundable []int64
+	status                          []string
+}
+
+func (a *settlementArrays) add(s events.Settlement) {
+	a.credited, a.paid = append(a.credited, s.AmountCreditedMinor), append(a.paid, s.AmountPaidMinor)
+	a.due, a.refundable = append(a.due, s.AmountDueMinor), append(a.refundable, s.AmountRefundableMinor)
+	a.status = append(a.status, s.PaymentStatus)
 }
 
 // ApplyAll implements batchApplier.
@@ -73,7 +94,8 @@ func (Invoices) ApplyAll(evs []events.RecordedEvent, batch *pgx.Batch) error {
 		switch ev.Type {
 		case events.TypeInvoiceDrafted:
 			err = rows.add(ev)
-		case events.TypeInvoiceRevised, events.TypeInvoiceIssued, events.TypeInvoiceVoided:
+		case events.TypeInvoiceRevised, events.TypeInvoiceIssued, events.TypeInvoiceVoided,
+			events.TypeCreditNoteIssued, events.TypePaymentRecorded, events.TypePaymentReversed:
 			err = changes.add(ev)
 		}
 		if err != nil {
@@ -102,6 +124,7 @@ func (r *draftedRows) add(ev events.RecordedEvent) error {
 	r.notes, r.terms = append(r.notes, nullable(d.Notes)), append(r.terms, nullable(d.Terms))
 	r.createdAt, r.version = append(r.createdAt, d.CreatedAt), append(r.version, int32(ev.Revision)+1)
 	r.hi, r.lo = append(r.hi, hi), append(r.lo, lo)
+	r.settled.add(events.Settle(events.StatusDraft, d.TotalMinor, 0, 0))
 	return nil
 }
 
@@ -113,5 +136,6 @@ func (r *draftedRows) queue(batch *pgx.Batch) {
 	batch.Queue(draftedRowsSQL, r.id, r.companyID, r.accountID, r.customerID, r.stream, r.customerName,
 		r.customer, r.issuer, r.currency, r.language, r.issueDate, r.dueDate, r.lines,
 		r.subtotal, r.tax, r.total, r.externalRef, r.poRef, r.notes, r.terms,
-		r.createdAt, r.version, r.hi, r.lo, r.document)
+		r.createdAt, r.version, r.hi, r.lo, r.document,
+		r.settled.credited, r.settled.paid, r.settled.due, r.settled.refundable, r.settled.status)
 }

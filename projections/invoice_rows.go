@@ -10,7 +10,9 @@ import (
 )
 
 // Invoices projects InvoiceDrafted into the invoices table, and the later
-// events (InvoiceRevised, InvoiceIssued, InvoiceVoided) onto its row.
+// events (InvoiceRevised, InvoiceIssued, InvoiceVoided, and the settlement's
+// CreditNoteIssued, PaymentRecorded, PaymentReversed) onto its row; the
+// payments into invoice_payments.
 type Invoices struct{}
 
 var invoicesSchema = mustSchema("invoices.sql")
@@ -19,27 +21,29 @@ var invoicesSchema = mustSchema("invoices.sql")
 func (Invoices) Name() string { return "invoices" }
 
 // Version implements Projection.
-func (Invoices) Version() int { return 6 }
+func (Invoices) Version() int { return 7 }
 
 // Schema implements Projection.
 func (Invoices) Schema() string { return invoicesSchema }
 
 // Tables implements Projection.
-func (Invoices) Tables() []string { return []string{"invoices"} }
+func (Invoices) Tables() []string { return []string{"invoices", "invoice_payments"} }
 
 // Apply implements Projection.
 func (Invoices) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
 	switch ev.Type {
 	case events.TypeInvoiceDrafted:
 		return applyDrafted(ev, batch)
-	case events.TypeInvoiceRevised, events.TypeInvoiceIssued, events.TypeInvoiceVoided:
+	case events.TypeInvoiceRevised, events.TypeInvoiceIssued, events.TypeInvoiceVoided,
+		events.TypeCreditNoteIssued, events.TypePaymentRecorded, events.TypePaymentReversed:
 		return applyLifecycle(ev, batch)
 	}
 	return nil
 }
 
 // applyLifecycle changes one invoice row with ApplyAll's multi-row UPDATE
-// (a single invoice), so that one statement says what a change does.
+// (a single invoice), and a payment's row with its multi-row INSERT or
+// UPDATE, so that one statement says what a change does.
 func applyLifecycle(ev events.RecordedEvent, batch *pgx.Batch) error {
 	var changes lifecycleChanges
 	if err := changes.add(ev); err != nil {

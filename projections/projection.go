@@ -57,7 +57,7 @@ type Projection interface {
 
 // All returns every projection of the service, in the order they run.
 func All() []Projection {
-	return []Projection{Companies{}, Customers{}, Invoices{}}
+	return []Projection{Companies{}, Customers{}, Invoices{}, CreditNotes{}}
 }
 
 // Handles implements Projection: the events each of the service's
@@ -82,11 +82,15 @@ func (Customers) Handles(eventType string) bool {
 // Handles implements Projection.
 func (Invoices) Handles(eventType string) bool {
 	switch eventType {
-	case events.TypeInvoiceDrafted, events.TypeInvoiceRevised, events.TypeInvoiceIssued, events.TypeInvoiceVoided:
+	case events.TypeInvoiceDrafted, events.TypeInvoiceRevised, events.TypeInvoiceIssued, events.TypeInvoiceVoided,
+		events.TypeCreditNoteIssued, events.TypePaymentRecorded, events.TypePaymentReversed:
 		return true
 	}
 	return false
 }
+
+// Handles implements Projection.
+func (CreditNotes) Handles(eventType string) bool { return eventType == events.TypeCreditNoteIssued }
 
 // Migrate creates the projections' bookkeeping tables.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {

@@ -223,7 +223,11 @@ func (b *Rebuilder) swapTx(ctx context.Context, tx pgx.Tx, p Projection, to targ
 	// PostgreSQL gives a transaction that takes it an id at once (to log
 	// the lock for standbys), and ReadAll waits for every transaction with
 	// an id, this one included, so the tail read would wait for itself.
-	for _, t := range p.Tables() {
+	live, err := liveTables(ctx, tx, p)
+	if err != nil {
+		return err
+	}
+	for _, t := range live {
 		if _, err := tx.Exec(ctx, "LOCK TABLE public."+pgx.Identifier{t}.Sanitize()+" IN EXCLUSIVE MODE"); err != nil {
 			return err
 		}
@@ -323,8 +327,9 @@ func (b *Rebuilder) readTail(ctx context.Context, pos events.Position) ([]events
 func moveTables(ctx context.Context, tx pgx.Tx, p Projection, shadow string) error {
 	retired := pgx.Identifier{"retired_" + shadow}.Sanitize()
 	stmts := []string{"DROP SCHEMA IF EXISTS " + retired + " CASCADE", "CREATE SCHEMA " + retired}
+	// A table that the new version adds has no live copy to retire.
 	for _, t := range p.Tables() {
-		stmts = append(stmts, "ALTER TABLE public."+pgx.Identifier{t}.Sanitize()+" SET SCHEMA "+retired)
+		stmts = append(stmts, "ALTER TABLE IF EXISTS public."+pgx.Identifier{t}.Sanitize()+" SET SCHEMA "+retired)
 	}
 	for _, t := range p.Tables() {
 		stmts = append(stmts, "ALTER TABLE "+pgx.Identifier{shadow, t}.Sanitize()+" SET SCHEMA public")
@@ -415,4 +420,16 @@ func WithRebuildLock(ctx context.Context, pool *pgxpool.Pool, p Projection, fn f
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, key)
 	return fn()
+}
+
+// liveTables are those of p's tables that exist in public: a new version
+// may add a table (invoices v7 added invoice_payments), which has no live
+// copy until the swap moves the shadow's in.
+func liveTables(ctx context.Context, tx pgx.Tx, p Projection) ([]string, error) {
+	rows, err := tx.Query(ctx, `SELECT t FROM unnest($1::text[]) WITH ORDINALITY AS n(t, i)
+		WHERE to_regclass('public.' || quote_ident(t)) IS NOT NULL ORDER BY i`, p.Tables())
+	if err != nil {
+		return nil, fmt.Errorf("live tables of %s: %w", p.Name(), err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }

@@ -22,11 +22,15 @@ type InvoiceSummary struct {
 	Number                                                       *string
 	Status                                                       string
 	SubtotalMinor, TaxMinor, TotalMinor                          int64
-	CreatedAt, UpdatedAt                                         time.Time
-	Version                                                      int
-	VoidReason                                                   *string
-	VoidedAt                                                     *time.Time
-	ExternalReference                                            string
+	// The settlement (events.Settlement), as the projection copied it.
+	AmountCreditedMinor, AmountPaidMinor  int64
+	AmountDueMinor, AmountRefundableMinor int64
+	PaymentStatus                         string
+	CreatedAt, UpdatedAt                  time.Time
+	Version                               int
+	VoidReason                            *string
+	VoidedAt                              *time.Time
+	ExternalReference                     string
 }
 
 // Invoice is the full form: the summary plus snapshots, lines and texts.
@@ -42,11 +46,52 @@ type Invoice struct {
 	// Document is the JSON of events.InvoiceDocumentFields as the API
 	// renders them: the document terms and the VAT breakdown.
 	Document json.RawMessage
+	// Payments are the invoice's payments in the order recorded, the
+	// reversed ones included.
+	Payments []Payment
+	// payments is Payments as the statement reads them (paymentsColumn).
+	payments []byte
+}
+
+// Payment is a payment of an invoice and, once reversed, its reversal.
+type Payment struct {
+	ID          string `json:"id"`
+	AmountMinor int64  `json:"amount_minor"`
+	PaidOn      string `json:"paid_on"`
+	// Method and Reference are "" when the payment names none.
+	Method     string    `json:"method"`
+	Reference  string    `json:"reference"`
+	RecordedAt time.Time `json:"recorded_at"`
+	// ReversedAt is nil until the payment is reversed; ReversalReason may
+	// be "" even then.
+	ReversedAt     *time.Time `json:"reversed_at"`
+	ReversalReason string     `json:"reversal_reason"`
+}
+
+// paymentsColumn reads an invoice's payments in the statement that reads
+// the invoice (invoiceByID's row is "found"), so that both come from one
+// snapshot: the payments always add up to the row's amount_paid_minor. The
+// json is decoded into Payments (decodePayments); its timestamps carry
+// their offset.
+const paymentsColumn = `(SELECT coalesce(json_agg(json_build_object('id', p.id, 'amount_minor', p.amount_minor,
+	'paid_on', p.paid_on::text, 'method', coalesce(p.method, ''), 'reference', coalesce(p.reference, ''),
+	'recorded_at', p.recorded_at, 'reversed_at', p.reversed_at, 'reversal_reason', coalesce(p.reversal_reason, ''))
+	ORDER BY p.position_hi, p.position_lo), '[]')
+	FROM invoice_payments p WHERE p.invoice_id = found.id)`
+
+// decodePayments decodes what paymentsColumn read into Payments.
+func (i *Invoice) decodePayments() error {
+	i.Payments = []Payment{}
+	if err := json.Unmarshal(i.payments, &i.Payments); err != nil {
+		return fmt.Errorf("payments of invoice %s: %w", i.ID, err)
+	}
+	i.payments = nil
+	return nil
 }
 
 // InvoiceFilter narrows an invoice list; empty fields do not filter.
 type InvoiceFilter struct {
-	CustomerID, ExternalReference, Status string
+	CustomerID, ExternalReference, Status, PaymentStatus string
 }
 
 // column is one column an invoice read selects: its SQL, its type on the
@@ -77,6 +122,11 @@ var summaryFields = []column[InvoiceSummary]{
 	{"subtotal_minor", int8Binary, func(i *InvoiceSummary, _ *rowKey) any { return &i.SubtotalMinor }},
 	{"tax_minor", int8Binary, func(i *InvoiceSummary, _ *rowKey) any { return &i.TaxMinor }},
 	{"total_minor", int8Binary, func(i *InvoiceSummary, _ *rowKey) any { return &i.TotalMinor }},
+	{"amount_credited_minor", int8Binary, func(i *InvoiceSummary, _ *rowKey) any { return &i.AmountCreditedMinor }},
+	{"amount_paid_minor", int8Binary, func(i *InvoiceSummary, _ *rowKey) any { return &i.AmountPaidMinor }},
+	{"amount_due_minor", int8Binary, func(i *InvoiceSummary, _ *rowKey) any { return &i.AmountDueMinor }},
+	{"amount_refundable_minor", int8Binary, func(i *InvoiceSummary, _ *rowKey) any { return &i.AmountRefundableMinor }},
+	{"payment_status", text, func(i *InvoiceSummary, _ *rowKey) any { return &i.PaymentStatus }},
 	{"created_at", timestamptzBinary, func(i *InvoiceSummary, _ *rowKey) any { return &i.CreatedAt }},
 	{"updated_at", timestamptzBinary, func(i *InvoiceSummary, _ *rowKey) any { return &i.UpdatedAt }},
 	{"version", int4Binary, func(i *InvoiceSummary, _ *rowKey) any { return &i.Version }},
@@ -97,6 +147,7 @@ var invoiceFields = append(fullForm(summaryFields),
 	column[Invoice]{"coalesce(notes, '')", text, func(i *Invoice, _ *rowKey) any { return &i.Notes }},
 	column[Invoice]{"coalesce(terms, '')", text, func(i *Invoice, _ *rowKey) any { return &i.Terms }},
 	column[Invoice]{"document", jsonText, func(i *Invoice, _ *rowKey) any { return (*[]byte)(&i.Document) }},
+	column[Invoice]{paymentsColumn, jsonText, func(i *Invoice, _ *rowKey) any { return &i.payments }},
 )
 
 // fullForm reads the summary's columns into an Invoice's summary.
@@ -168,7 +219,11 @@ func (s *Store) Invoice(ctx context.Context, accountID, companyID, id string) (I
 	if !validID(id) || !validID(companyID) {
 		return Invoice{}, events.ErrNotFound
 	}
-	return one(ctx, s.pool, scanInvoices, invoiceByID(accountID, companyID, id))
+	inv, err := one(ctx, s.pool, scanInvoices, invoiceByID(accountID, companyID, id))
+	if err != nil {
+		return Invoice{}, err
+	}
+	return inv, inv.decodePayments()
 }
 
 func invoiceByID(accountID, companyID, id string) statement {
@@ -180,14 +235,21 @@ func (s *Store) Invoices(ctx context.Context, accountID, companyID string, f Inv
 	return page(ctx, s.pool, scanSummaries, invoiceList(accountID, companyID, f), p)
 }
 
-// invoiceList is served by invoices_by_reference, _by_customer or
-// _by_status, by the first filter set in that order (an external reference
-// names one invoice or a few, a status a third of them or more), else by
-// invoices_by_company.
+// invoiceList is served by invoices_by_reference, _by_customer, _by_status
+// or _by_payment_status, by the first filter set in that order (an
+// external reference names one invoice or a few, a status or a payment
+// status a third of them or more), else by invoices_by_company.
 func invoiceList(accountID, companyID string, f InvoiceFilter) listing {
+	parts := []string{"invoices", accountID, companyID, f.CustomerID, f.ExternalReference, f.Status}
+	if f.PaymentStatus != "" {
+		// Only when set, so that the cursors of the lists without it,
+		// issued before it existed, stay valid (parts are length-prefixed:
+		// one more part makes another scope).
+		parts = append(parts, f.PaymentStatus)
+	}
 	return listing{
 		table: "invoices",
-		scope: scope("invoices", accountID, companyID, f.CustomerID, f.ExternalReference, f.Status),
+		scope: scope(parts...),
 		page: func(after rowKey, limit int) statement {
 			q := &keyset{}
 			q.fix("account_id", accountID)
@@ -195,6 +257,7 @@ func invoiceList(accountID, companyID string, f InvoiceFilter) listing {
 			q.filter("external_reference", f.ExternalReference)
 			q.filter("customer_id", f.CustomerID)
 			q.filter("status", f.Status)
+			q.filter("payment_status", f.PaymentStatus)
 			return q.statement(summaryColumns, "invoices", after, limit)
 		},
 	}

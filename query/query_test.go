@@ -427,7 +427,7 @@ func TestGetReadsBackEveryColumnOfACompanyAndACustomer(t *testing.T) {
 	wantCompany := Company{ID: c.CompanyID, LegalName: c.LegalName, TradingName: c.TradingName, Address: rendered(t, c.Address),
 		DefaultCurrency: c.DefaultCurrency, DefaultLanguage: c.DefaultLanguage, DefaultPaymentTermsDays: c.DefaultPaymentTermsDays,
 		Email: c.Email, ExternalReference: c.ExternalReference, Identifiers: rendered(t, c.Identifiers),
-		CreatedAt: c.CreatedAt, UpdatedAt: c.CreatedAt, Version: 1}
+		CreditNoteNumberPrefix: c.CreditNotePrefix(), CreatedAt: c.CreatedAt, UpdatedAt: c.CreatedAt, Version: 1}
 	if !reflect.DeepEqual(gotCompany, wantCompany) {
 		t.Errorf("Company:\nwant %+v\ngot  %+v", wantCompany, gotCompany)
 	}
@@ -469,10 +469,11 @@ func TestGetAndListReadBackEveryColumnOfAnInvoice(t *testing.T) {
 			InvoiceSummary: InvoiceSummary{ID: d.InvoiceID, CompanyID: d.CompanyID, CustomerID: d.CustomerID,
 				CustomerName: d.CustomerName, Currency: d.Currency, IssueDate: d.IssueDate, DueDate: &d.DueDate,
 				Status: "draft", SubtotalMinor: d.SubtotalMinor, TaxMinor: d.TaxMinor, TotalMinor: d.TotalMinor,
+				AmountDueMinor: d.TotalMinor, PaymentStatus: events.PaymentUnpaid,
 				CreatedAt: d.CreatedAt, UpdatedAt: d.CreatedAt, Version: 1, ExternalReference: d.ExternalReference},
 			Customer: rendered(t, d.Customer), Issuer: rendered(t, d.Issuer), Language: d.Language, Lines: rendered(t, d.Lines),
 			PurchaseOrderReference: d.PurchaseOrderReference, Notes: d.Notes, Terms: d.Terms,
-			Document: rendered(t, d.DocumentFields()),
+			Document: rendered(t, d.DocumentFields()), Payments: []Payment{},
 		}
 	}
 	wantVoided := full(voided)

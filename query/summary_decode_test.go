@@ -86,8 +86,8 @@ func readBothWays[T any](t *testing.T, f *fixture, st statement, layout []wireCo
 func TestSummaryDecodeRefusesWhatScanRefuses(t *testing.T) {
 	f := newFixture(t)
 	for name, sql := range map[string]string{
-		"NULL id":             `SELECT 1::int8, 2::int8, NULL::uuid, gen_random_uuid(), gen_random_uuid(), 'n', 'EUR', '2026-01-01', NULL::text, NULL::timestamptz, NULL::text, 'draft', 1::int8, 0::int8, 1::int8, now(), now(), 1, NULL::text, NULL::timestamptz, ''`,
-		"infinite created_at": `SELECT 1::int8, 2::int8, gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), 'n', 'EUR', '2026-01-01', NULL::text, NULL::timestamptz, NULL::text, 'draft', 1::int8, 0::int8, 1::int8, 'infinity'::timestamptz, now(), 1, NULL::text, NULL::timestamptz, ''`,
+		"NULL id":             `SELECT 1::int8, 2::int8, NULL::uuid, gen_random_uuid(), gen_random_uuid(), 'n', 'EUR', '2026-01-01', NULL::text, NULL::timestamptz, NULL::text, 'draft', 1::int8, 0::int8, 1::int8, 0::int8, 0::int8, 1::int8, 0::int8, 'unpaid', now(), now(), 1, NULL::text, NULL::timestamptz, ''`,
+		"infinite created_at": `SELECT 1::int8, 2::int8, gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), 'n', 'EUR', '2026-01-01', NULL::text, NULL::timestamptz, NULL::text, 'draft', 1::int8, 0::int8, 1::int8, 0::int8, 0::int8, 1::int8, 0::int8, 'unpaid', 'infinity'::timestamptz, now(), 1, NULL::text, NULL::timestamptz, ''`,
 	} {
 		var i InvoiceSummary
 		var k rowKey

@@ -57,6 +57,12 @@ func (s *server) getEInvoice(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	return s.serveEInvoice(w, r, func() (einvoice.Document, error) { return s.invoiceDocument(r, companyID, invoiceID) })
+}
+
+// serveEInvoice answers a GET of the e-invoice of the document load reads
+// (an invoice's, a credit note's): ?syntax=ubl (the default) or cii.
+func (s *server) serveEInvoice(w http.ResponseWriter, r *http.Request, load func() (einvoice.Document, error)) error {
 	syntax := r.URL.Query().Get("syntax")
 	if syntax == "" {
 		syntax = "ubl"
@@ -68,7 +74,7 @@ func (s *server) getEInvoice(w http.ResponseWriter, r *http.Request) error {
 	if !acceptable(r.Header.Values("Accept"), xmlMediaType) {
 		return errNotAcceptable
 	}
-	doc, err := s.invoiceDocument(r, companyID, invoiceID)
+	doc, err := load()
 	if err != nil {
 		return err
 	}
@@ -80,7 +86,7 @@ func (s *server) getEInvoice(w http.ResponseWriter, r *http.Request) error {
 	}
 	body, err := render(doc)
 	if err != nil {
-		return fmt.Errorf("render %s e-invoice of %s: %w", syntax, invoiceID, err)
+		return fmt.Errorf("render %s e-invoice %s: %w", syntax, doc.Number, err)
 	}
 	writeDocument(w, r, xmlMediaType, body)
 	return nil
@@ -125,7 +131,25 @@ func eventInvoice(q query.Invoice) (events.Invoice, error) {
 		return events.Invoice{}, fmt.Errorf("invoice %s: decode the read model's documents: %w", q.ID, err)
 	}
 	d.DocumentTerms, d.TaxBreakdown = doc.DocumentTerms, doc.TaxBreakdown
+	inv.Payments = eventPayments(q)
 	return inv, nil
+}
+
+// eventPayments are the read model's payments of q as the events record
+// them, so that inv.Settlement() gives the paid amount (BT-113). The
+// credit notes are not read here: inv.Settlement() of the result counts
+// none (the read model's AmountCreditedMinor has what they took).
+func eventPayments(q query.Invoice) []events.Payment {
+	out := make([]events.Payment, len(q.Payments))
+	for n, p := range q.Payments {
+		out[n].PaymentRecorded = events.PaymentRecorded{PaymentID: p.ID, InvoiceID: q.ID, CompanyID: q.CompanyID,
+			AmountMinor: p.AmountMinor, PaidOn: p.PaidOn, Method: p.Method, Reference: p.Reference, RecordedAt: p.RecordedAt}
+		if p.ReversedAt != nil {
+			out[n].Reversal = &events.PaymentReversed{PaymentID: p.ID, InvoiceID: q.ID, CompanyID: q.CompanyID,
+				Reason: p.ReversalReason, ReversedAt: *p.ReversedAt}
+		}
+	}
+	return out
 }
 
 // writeDocument answers a GET of a rendered document: 200 with its bytes

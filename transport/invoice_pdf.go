@@ -25,13 +25,19 @@ func (s *server) getInvoicePDF(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	return s.servePDF(w, r, func() (einvoice.Document, error) { return s.invoiceDocument(r, companyID, invoiceID) })
+}
+
+// servePDF answers a GET of the PDF of the document load reads (an
+// invoice's, a credit note's).
+func (s *server) servePDF(w http.ResponseWriter, r *http.Request, load func() (einvoice.Document, error)) error {
 	if !acceptable(r.Header.Values("Accept"), pdfMediaType) {
 		return errNotAcceptable
 	}
 	if s.PDF == nil {
 		return errNoPDFRenderer
 	}
-	doc, err := s.invoiceDocument(r, companyID, invoiceID)
+	doc, err := load()
 	if err != nil {
 		return err
 	}
@@ -41,12 +47,12 @@ func (s *server) getInvoicePDF(w http.ResponseWriter, r *http.Request) error {
 			return &documentIncompleteError{problems: problems}
 		}
 		if xml, err = einvoice.RenderCII(doc); err != nil {
-			return fmt.Errorf("render the CII e-invoice of %s for its PDF: %w", invoiceID, err)
+			return fmt.Errorf("render the CII e-invoice of %s for its PDF: %w", doc.Number, err)
 		}
 	}
 	body, err := s.PDF.Render(doc, pdf.Options{FacturX: xml})
 	if err != nil {
-		return fmt.Errorf("render the PDF of %s: %w", invoiceID, err)
+		return fmt.Errorf("render the PDF of %s: %w", doc.Number, err)
 	}
 	writeDocument(w, r, pdfMediaType, body)
 	return nil

@@ -3,6 +3,8 @@ package transport
 import (
 	"context"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/gorilla/mux"
 
@@ -58,7 +60,7 @@ var invoiceStatuses = map[string]bool{events.StatusDraft: true, events.StatusIss
 func (s *server) listInvoices(w http.ResponseWriter, r *http.Request) error {
 	perr := &command.ValidationError{}
 	companyID := pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
-	params := parseList(perr, r.URL.Query(), "customer_id", "external_reference", "status")
+	params := parseList(perr, r.URL.Query(), "customer_id", "external_reference", "status", "payment_status")
 	filter := query.InvoiceFilter{ExternalReference: params.text(perr, "external_reference", 255)}
 	if v, ok := params.filters["customer_id"]; ok {
 		filter.CustomerID = pathUUID(perr, "customer_id", v)
@@ -68,6 +70,12 @@ func (s *server) listInvoices(w http.ResponseWriter, r *http.Request) error {
 			perr.Add("status", "must be one of draft, issued, void")
 		}
 		filter.Status = v
+	}
+	if v, ok := params.filters["payment_status"]; ok {
+		if !slices.Contains(events.PaymentStatuses, v) {
+			perr.Add("payment_status", "must be one of "+strings.Join(events.PaymentStatuses, ", "))
+		}
+		filter.PaymentStatus = v
 	}
 	if err := perr.OrNil(); err != nil {
 		return err

@@ -104,6 +104,11 @@ func (i invoiceSummaryJSON) appendFields(b []byte) []byte {
 	b = strconv.AppendInt(appendField(b, "subtotal_minor"), i.SubtotalMinor, 10)
 	b = strconv.AppendInt(appendField(b, "tax_minor"), i.TaxMinor, 10)
 	b = strconv.AppendInt(appendField(b, "total_minor"), i.TotalMinor, 10)
+	b = strconv.AppendInt(appendField(b, "amount_credited_minor"), i.AmountCreditedMinor, 10)
+	b = strconv.AppendInt(appendField(b, "amount_paid_minor"), i.AmountPaidMinor, 10)
+	b = strconv.AppendInt(appendField(b, "amount_due_minor"), i.AmountDueMinor, 10)
+	b = strconv.AppendInt(appendField(b, "amount_refundable_minor"), i.AmountRefundableMinor, 10)
+	b = appendString(appendField(b, "payment_status"), i.PaymentStatus)
 	b = appendString(appendField(b, "created_at"), i.CreatedAt)
 	b = appendString(appendField(b, "updated_at"), i.UpdatedAt)
 	b = strconv.AppendInt(appendField(b, "version"), int64(i.Version), 10)
@@ -128,7 +133,9 @@ func (i invoiceJSON) appendJSON(b []byte) []byte {
 			b = appendString(appendField(b, f.name), f.value)
 		}
 	}
-	return append(documentFields(i.InvoiceDocumentFields).appendFields(b), '}')
+	b = documentFields(i.InvoiceDocumentFields).appendFields(b)
+	// Payments are few and only in the full form: encoding/json's.
+	return append(appendValue(appendField(b, "payments"), i.Payments), '}')
 }
 
 // documentFields appends the document terms and the VAT breakdown, in
@@ -172,7 +179,7 @@ type appendedList[T jsonAppender] listJSON[T]
 
 // summaryBytes is about what an invoice summary takes in a list, so that a
 // list's body is sized once.
-const summaryBytes = 640
+const summaryBytes = 768
 
 func (l appendedList[T]) appendJSON(b []byte) []byte {
 	b = slices.Grow(b, len(l.Data)*summaryBytes+64)

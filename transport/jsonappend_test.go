@@ -53,6 +53,9 @@ func sampleInvoice(t testing.TB, s string, n int64) invoiceJSON {
 	inv.Customer, inv.Issuer, inv.Lines = raw, raw, json.RawMessage(`[{"description":"x","quantity":"1"}]`)
 	inv.TaxExemptions = []events.TaxExemption{{TaxCategory: s, Reason: s + "r", ReasonCode: s + "c"}, {TaxCategory: "E"}}
 	inv.TaxBreakdown = []events.TaxBreakdown{{TaxCategory: s, TaxRateBps: n, TaxableAmountMinor: n, TaxAmountMinor: n}, {}}
+	reversed := s + "reversed"
+	inv.Payments = []paymentJSON{{ID: s, AmountMinor: n, PaidOn: s, Method: s, Reference: s, RecordedAt: s,
+		ReversedAt: &reversed, ReversalReason: s}, {ID: s, AmountMinor: n}}
 	return inv
 }
 

@@ -36,17 +36,20 @@ const OtherMethod = "other"
 
 // commandKinds names the command each write operation runs.
 var commandKinds = map[string]string{
-	"POST /v1/companies":                                                "company",
-	"POST /v1/companies/{company_id}/customers":                         "customer",
-	"POST /v1/companies/{company_id}/invoices":                          "invoice",
-	"POST /v1/companies/{company_id}/invoices/{invoice_id}/issue":       "issue",
-	"POST /v1/companies/{company_id}/invoices/{invoice_id}/void":        "void",
-	"PATCH /v1/companies/{company_id}":                                  "company_update",
-	"POST /v1/companies/{company_id}/archive":                           "company_archive",
-	"POST /v1/companies/{company_id}/unarchive":                         "company_unarchive",
-	"PATCH /v1/companies/{company_id}/customers/{customer_id}":          "customer_update",
-	"POST /v1/companies/{company_id}/customers/{customer_id}/archive":   "customer_archive",
-	"POST /v1/companies/{company_id}/customers/{customer_id}/unarchive": "customer_unarchive",
+	"POST /v1/companies":                                                                  "company",
+	"POST /v1/companies/{company_id}/customers":                                           "customer",
+	"POST /v1/companies/{company_id}/invoices":                                            "invoice",
+	"POST /v1/companies/{company_id}/invoices/{invoice_id}/issue":                         "issue",
+	"POST /v1/companies/{company_id}/invoices/{invoice_id}/void":                          "void",
+	"PATCH /v1/companies/{company_id}":                                                    "company_update",
+	"POST /v1/companies/{company_id}/archive":                                             "company_archive",
+	"POST /v1/companies/{company_id}/unarchive":                                           "company_unarchive",
+	"PATCH /v1/companies/{company_id}/customers/{customer_id}":                            "customer_update",
+	"POST /v1/companies/{company_id}/customers/{customer_id}/archive":                     "customer_archive",
+	"POST /v1/companies/{company_id}/customers/{customer_id}/unarchive":                   "customer_unarchive",
+	"POST /v1/companies/{company_id}/invoices/{invoice_id}/credit_notes":                  "credit_note",
+	"POST /v1/companies/{company_id}/invoices/{invoice_id}/payments":                      "payment",
+	"POST /v1/companies/{company_id}/invoices/{invoice_id}/payments/{payment_id}/reverse": "payment_reversal",
 }
 
 // CommandKinds lists the kinds Metrics.Command is called with.

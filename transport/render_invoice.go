@@ -53,25 +53,31 @@ func customerFromQuery(c query.Customer) customerJSON {
 
 // invoiceSummaryJSON is the list form: exactly the spec's summary fields.
 type invoiceSummaryJSON struct {
-	ID                string  `json:"id"`
-	CompanyID         string  `json:"company_id"`
-	CustomerID        string  `json:"customer_id"`
-	CustomerName      string  `json:"customer_name"`
-	Currency          string  `json:"currency"`
-	IssueDate         string  `json:"issue_date"`
-	DueDate           *string `json:"due_date"`
-	IssuedAt          *string `json:"issued_at"`
-	Number            *string `json:"number"`
-	Status            string  `json:"status"`
-	SubtotalMinor     int64   `json:"subtotal_minor"`
-	TaxMinor          int64   `json:"tax_minor"`
-	TotalMinor        int64   `json:"total_minor"`
-	CreatedAt         string  `json:"created_at"`
-	UpdatedAt         string  `json:"updated_at"`
-	Version           int     `json:"version"`
-	VoidReason        *string `json:"void_reason"`
-	VoidedAt          *string `json:"voided_at"`
-	ExternalReference string  `json:"external_reference,omitempty"`
+	ID            string  `json:"id"`
+	CompanyID     string  `json:"company_id"`
+	CustomerID    string  `json:"customer_id"`
+	CustomerName  string  `json:"customer_name"`
+	Currency      string  `json:"currency"`
+	IssueDate     string  `json:"issue_date"`
+	DueDate       *string `json:"due_date"`
+	IssuedAt      *string `json:"issued_at"`
+	Number        *string `json:"number"`
+	Status        string  `json:"status"`
+	SubtotalMinor int64   `json:"subtotal_minor"`
+	TaxMinor      int64   `json:"tax_minor"`
+	TotalMinor    int64   `json:"total_minor"`
+	// The settlement (events.Settlement).
+	AmountCreditedMinor   int64   `json:"amount_credited_minor"`
+	AmountPaidMinor       int64   `json:"amount_paid_minor"`
+	AmountDueMinor        int64   `json:"amount_due_minor"`
+	AmountRefundableMinor int64   `json:"amount_refundable_minor"`
+	PaymentStatus         string  `json:"payment_status"`
+	CreatedAt             string  `json:"created_at"`
+	UpdatedAt             string  `json:"updated_at"`
+	Version               int     `json:"version"`
+	VoidReason            *string `json:"void_reason"`
+	VoidedAt              *string `json:"voided_at"`
+	ExternalReference     string  `json:"external_reference,omitempty"`
 }
 
 // invoiceJSON is the full form. Customer, Issuer and Lines hold the events'
@@ -90,6 +96,49 @@ type invoiceJSON struct {
 	Terms                  string `json:"terms,omitempty"`
 	// The document terms (all optional) and the VAT breakdown.
 	events.InvoiceDocumentFields
+	Payments []paymentJSON `json:"payments"`
+}
+
+// paymentJSON is a payment of an invoice, marked once reversed.
+type paymentJSON struct {
+	ID             string  `json:"id"`
+	AmountMinor    int64   `json:"amount_minor"`
+	PaidOn         string  `json:"paid_on"`
+	Method         string  `json:"method,omitempty"`
+	Reference      string  `json:"reference,omitempty"`
+	RecordedAt     string  `json:"recorded_at"`
+	ReversedAt     *string `json:"reversed_at"`
+	ReversalReason string  `json:"reversal_reason,omitempty"`
+}
+
+// withSettlement sets the summary's settlement members.
+func (i *invoiceSummaryJSON) withSettlement(s events.Settlement) {
+	i.AmountCreditedMinor, i.AmountPaidMinor, i.AmountDueMinor = s.AmountCreditedMinor, s.AmountPaidMinor, s.AmountDueMinor
+	i.AmountRefundableMinor, i.PaymentStatus = s.AmountRefundableMinor, s.PaymentStatus
+}
+
+// paymentsFromState renders an invoice's payments as its events record
+// them, in the order recorded.
+func paymentsFromState(ps []events.Payment) []paymentJSON {
+	out := make([]paymentJSON, len(ps))
+	for n, p := range ps {
+		out[n] = paymentJSON{ID: p.PaymentID, AmountMinor: p.AmountMinor, PaidOn: p.PaidOn, Method: p.Method,
+			Reference: p.Reference, RecordedAt: timestamp(p.RecordedAt)}
+		if p.Reversal != nil {
+			out[n].ReversedAt, out[n].ReversalReason = nullableTimestamp(&p.Reversal.ReversedAt), p.Reversal.Reason
+		}
+	}
+	return out
+}
+
+func paymentsFromQuery(ps []query.Payment) []paymentJSON {
+	out := make([]paymentJSON, len(ps))
+	for n, p := range ps {
+		out[n] = paymentJSON{ID: p.ID, AmountMinor: p.AmountMinor, PaidOn: p.PaidOn, Method: p.Method,
+			Reference: p.Reference, RecordedAt: timestamp(p.RecordedAt), ReversedAt: nullableTimestamp(p.ReversedAt),
+			ReversalReason: p.ReversalReason}
+	}
+	return out
 }
 
 func optionalString(s string) *string {
@@ -109,7 +158,7 @@ func invoiceFromEvent(e events.InvoiceDrafted) invoiceJSON {
 // lifecycle operation's answer (and its replay) needs no read model.
 func invoiceFromState(inv events.Invoice) invoiceJSON {
 	e := inv.InvoiceDrafted
-	return invoiceJSON{
+	out := invoiceJSON{
 		invoiceSummaryJSON: invoiceSummaryJSON{
 			ID: e.InvoiceID, CompanyID: e.CompanyID, CustomerID: e.CustomerID, CustomerName: e.CustomerName,
 			Currency: e.Currency, IssueDate: e.IssueDate, DueDate: optionalString(e.DueDate),
@@ -121,12 +170,14 @@ func invoiceFromState(inv events.Invoice) invoiceJSON {
 		},
 		Customer: snapshotCustomer(e.Customer), Issuer: snapshotIssuer(e.Issuer), Language: e.Language,
 		Lines: e.Lines, PurchaseOrderReference: e.PurchaseOrderReference, Notes: e.Notes, Terms: e.Terms,
-		InvoiceDocumentFields: e.DocumentFields(),
+		InvoiceDocumentFields: e.DocumentFields(), Payments: paymentsFromState(inv.Payments),
 	}
+	out.withSettlement(inv.Settlement())
+	return out
 }
 
 func invoiceSummaryFromQuery(i query.InvoiceSummary) invoiceSummaryJSON {
-	return invoiceSummaryJSON{
+	out := invoiceSummaryJSON{
 		ID: i.ID, CompanyID: i.CompanyID, CustomerID: i.CustomerID, CustomerName: i.CustomerName,
 		Currency: i.Currency, IssueDate: i.IssueDate, DueDate: i.DueDate, IssuedAt: nullableTimestamp(i.IssuedAt),
 		Number: i.Number, Status: i.Status, SubtotalMinor: i.SubtotalMinor, TaxMinor: i.TaxMinor,
@@ -134,6 +185,9 @@ func invoiceSummaryFromQuery(i query.InvoiceSummary) invoiceSummaryJSON {
 		Version: i.Version, VoidReason: i.VoidReason, VoidedAt: nullableTimestamp(i.VoidedAt),
 		ExternalReference: i.ExternalReference,
 	}
+	out.withSettlement(events.Settlement{AmountCreditedMinor: i.AmountCreditedMinor, AmountPaidMinor: i.AmountPaidMinor,
+		AmountDueMinor: i.AmountDueMinor, AmountRefundableMinor: i.AmountRefundableMinor, PaymentStatus: i.PaymentStatus})
+	return out
 }
 
 // invoiceFromQuery renders the read model's invoice; its document fields
@@ -150,7 +204,7 @@ func invoiceFromQuery(i query.Invoice) (invoiceJSON, error) {
 		invoiceSummaryJSON: invoiceSummaryFromQuery(i.InvoiceSummary),
 		Customer:           i.Customer, Issuer: i.Issuer, Language: i.Language,
 		Lines: i.Lines, PurchaseOrderReference: i.PurchaseOrderReference, Notes: i.Notes, Terms: i.Terms,
-		InvoiceDocumentFields: doc,
+		InvoiceDocumentFields: doc, Payments: paymentsFromQuery(i.Payments),
 	}, nil
 }
 

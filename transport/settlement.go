@@ -7,6 +7,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/invoicing/invoicing/command"
+	"github.com/invoicing/invoicing/einvoice"
 	"github.com/invoicing/invoicing/events"
 )
 
@@ -68,13 +69,36 @@ func (s *server) reversePayment(w http.ResponseWriter, r *http.Request) error {
 		})
 }
 
+// getCreditNoteEInvoice: GET .../credit_notes/{credit_note_id}/einvoice,
+// the credit note as an EN 16931 e-invoice (type 381), as an invoice's.
 func (s *server) getCreditNoteEInvoice(w http.ResponseWriter, r *http.Request) error {
-	return errRouteNotFound
+	companyID, creditNoteID, err := creditNoteParams(r)
+	if err != nil {
+		return err
+	}
+	return s.serveEInvoice(w, r, func() (einvoice.Document, error) { return s.creditNoteDocument(r, companyID, creditNoteID) })
 }
 
+// getCreditNotePDF: GET .../credit_notes/{credit_note_id}/pdf, carrying
+// its CII as an invoice's PDF does.
 func (s *server) getCreditNotePDF(w http.ResponseWriter, r *http.Request) error {
-	return errRouteNotFound
+	companyID, creditNoteID, err := creditNoteParams(r)
+	if err != nil {
+		return err
+	}
+	return s.servePDF(w, r, func() (einvoice.Document, error) { return s.creditNoteDocument(r, companyID, creditNoteID) })
 }
 
-// creditNoteFromEvent is a placeholder until the read side lands.
-func creditNoteFromEvent(cn events.CreditNoteIssued) any { return cn }
+// creditNoteDocument is the credit note's Document, from the read model's
+// credit note (its frozen snapshots).
+func (s *server) creditNoteDocument(r *http.Request, companyID, creditNoteID string) (einvoice.Document, error) {
+	q, err := s.Queries.CreditNote(r.Context(), principal(r).AccountID, companyID, creditNoteID)
+	if err != nil {
+		return einvoice.Document{}, err
+	}
+	cn, err := eventCreditNote(q)
+	if err != nil {
+		return einvoice.Document{}, err
+	}
+	return einvoice.FromCreditNote(cn)
+}

@@ -81,7 +81,7 @@ func TestProjectionsStatusJSON(t *testing.T) {
 			t.Errorf("checkpoint %q: %v", p.Checkpoint, err)
 		}
 	}
-	if !slices.Equal(names, []string{"companies", "customers", "invoices"}) {
+	if !slices.Equal(names, []string{"companies", "customers", "invoices", "credit_notes"}) {
 		t.Errorf("projections = %v", names)
 	}
 

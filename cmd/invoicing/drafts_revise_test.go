@@ -79,7 +79,8 @@ func TestReviseDraftFieldFamilies(t *testing.T) {
 			map[string]any{"notes": "Thank you", "terms": "Net 30", "purchase_order_reference": "PO-7"}},
 		{"lines replace the array and the amounts follow", mustJSONAny(map[string]any{"lines": revisedLines}),
 			map[string]any{"lines": refLines["lines"], "subtotal_minor": refLines["subtotal_minor"], "tax_minor": refLines["tax_minor"],
-				"total_minor": refLines["total_minor"], "tax_breakdown": refLines["tax_breakdown"]}},
+				"total_minor": refLines["total_minor"], "tax_breakdown": refLines["tax_breakdown"],
+				"amount_due_minor": refLines["amount_due_minor"]}},
 		{"the document fields", `{"buyer_reference":"04011000-12345-34","tax_exemptions":[{"tax_category":"E","reason":"Art. 132"}],` +
 			`"delivery_date":"2025-02-27","delivery_address":{"line_1":"Dock 4","city":"Hamburg","postal_code":"20457","country_code":"DE"},` +
 			`"billing_period":{"start":"2025-02-01","end":"2025-02-28"}}`,

@@ -361,7 +361,7 @@ func TestInvoiceListSummariesFiltersAndCursors(t *testing.T) {
 	summary := page["data"].([]any)[0].(map[string]any)
 	got := keys(summary)
 	sort.Strings(got)
-	want := "company_id created_at currency customer_id customer_name due_date external_reference id issue_date issued_at number status subtotal_minor tax_minor total_minor updated_at version void_reason voided_at"
+	want := "amount_credited_minor amount_due_minor amount_paid_minor amount_refundable_minor company_id created_at currency customer_id customer_name due_date external_reference id issue_date issued_at number payment_status status subtotal_minor tax_minor total_minor updated_at version void_reason voided_at"
 	if strings.Join(got, " ") != want {
 		t.Errorf("summary fields\n%s\nwant\n%s", strings.Join(got, " "), want)
 	}

@@ -92,15 +92,7 @@ func (l *layout) stampWord() string {
 	return ""
 }
 
-func (l *layout) title() string {
-	switch {
-	case l.d.Number == "":
-		return l.lc.t("Draft invoice")
-	case l.d.TypeCode == einvoice.TypeCreditNote:
-		return l.lc.tf("Credit note %s", l.c.clean(l.d.Number))
-	}
-	return l.lc.tf("Invoice %s", l.c.clean(l.d.Number))
-}
+func (l *layout) title() string { return l.c.clean(l.lc.title(l.d)) }
 
 // header: the seller on the left, the title and the invoice's facts on the
 // right.
@@ -133,11 +125,7 @@ func (l *layout) sellerBlock(top float64) float64 {
 func (l *layout) titleBlock(top float64) float64 {
 	const x = 120.0
 	l.font("B", 22, ink)
-	heading := "INVOICE"
-	if l.d.TypeCode == einvoice.TypeCreditNote {
-		heading = "CREDIT NOTE"
-	}
-	l.cell(x, top-1, pageW-marginX-x, 9, l.lc.t(heading), "R")
+	l.cell(x, top-1, pageW-marginX-x, 9, l.lc.t(kindOf(l.d).heading), "R") // cell shrinks RECHNUNGSKORREKTUR to fit
 	y := top + 10
 	if w := l.stampWord(); w != "" {
 		l.font("B", 11, redMark)
@@ -152,6 +140,10 @@ func (l *layout) titleBlock(top float64) float64 {
 			l.cell(x+30, y, pageW-marginX-x-30, 4.8, v, "R")
 			y += 4.8
 		}
+	}
+	if p := l.d.PrecedingInvoice; p != nil {
+		l.font("", 8.5, ink)
+		y = l.para(x, y+1, pageW-marginX-x, 4, l.lc.tf("Credit note for invoice %s of %s", p.Number, l.lc.day(p.IssueDate)))
 	}
 	if l.d.Status == einvoice.StatusVoid && l.d.VoidReason != "" {
 		l.font("", 8.5, redMark)
@@ -169,8 +161,9 @@ func (l *layout) facts() [][2]string {
 			out = append(out, [2]string{l.lc.t(label), l.c.clean(value)})
 		}
 	}
-	add("Invoice number", d.Number)
-	add("Issue date", l.lc.day(d.IssueDate))
+	k := kindOf(d)
+	add(k.number, d.Number)
+	add(k.date, l.lc.day(d.IssueDate))
 	add("Due date", l.lc.day(d.DueDate))
 	if d.Delivery != nil {
 		add("Delivery date", l.lc.day(d.Delivery.Date))
@@ -420,7 +413,7 @@ func (l *layout) totals(top float64) {
 	l.p.SetFillColor(accent.r, accent.g, accent.b)
 	l.p.Rect(x, y, w, 9, "F")
 	l.font("B", 10, rgb{255, 255, 255})
-	l.cell(x, y+2, w/2, 5, l.lc.t("Amount due"), "L")
+	l.cell(x, y+2, w/2, 5, l.lc.t(kindOf(l.d).payable), "L")
 	l.cell(x+w/2, y+2, w/2, 5, l.c.clean(l.d.Currency)+" "+l.amount(l.d.Totals.Payable), "R")
 }
 
@@ -434,7 +427,7 @@ type block struct {
 // on one page when they fit on one, else one after another across pages.
 func (l *layout) closing() {
 	left := []block{{l.lc.t("PAYMENT"), l.paymentParas()}}
-	right := []block{{l.lc.t("TERMS"), nonEmpty(l.d.PaymentTerms)}, {l.lc.t("NOTES"), l.d.Notes}}
+	right := []block{{l.lc.t("TERMS"), nonEmpty(l.d.PaymentTerms)}, {l.lc.t(kindOf(l.d).notes), l.d.Notes}}
 	const gutter = 8.0
 	w := (contentW - gutter) / 2
 	h := max(l.blocksHeight(left, w), l.blocksHeight(right, w))
@@ -498,7 +491,7 @@ func nonEmpty(s string) []string {
 // paymentParas say how to pay: the amount and date, then the account.
 func (l *layout) paymentParas() []string {
 	var out, account []string
-	if l.d.DueDate != "" {
+	if l.d.DueDate != "" && l.d.Totals.Payable > 0 { // a paid invoice asks for nothing
 		out = append(out, l.lc.tf("Please pay %s by %s.", l.d.Currency+" "+l.amount(l.d.Totals.Payable), l.lc.day(l.d.DueDate)))
 	}
 	pi := l.d.PaymentInstructions

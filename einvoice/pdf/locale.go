@@ -3,6 +3,8 @@ package pdf
 import (
 	"fmt"
 	"strings"
+
+	"github.com/invoicing/invoicing/einvoice"
 )
 
 // locale is how the PDF speaks: its labels, number and date formats. The
@@ -51,6 +53,33 @@ func (lc locale) day(s string) string {
 	return lc.date(s[0:4], s[5:7], s[8:10])
 }
 
+// kind are the labels that differ between an invoice and a credit note.
+type kind struct {
+	heading, title, number, date, payable, notes string
+}
+
+var (
+	invoiceKind    = kind{"INVOICE", "Invoice %s", "Invoice number", "Issue date", "Amount due", "NOTES"}
+	creditNoteKind = kind{"CREDIT NOTE", "Credit note %s", "Credit note number", "Credit note date", "Amount credited", "REASON"}
+)
+
+// kindOf is a document's kind by its type code (BT-3).
+func kindOf(d einvoice.Document) kind {
+	if d.TypeCode == einvoice.TypeCreditNote {
+		return creditNoteKind
+	}
+	return invoiceKind
+}
+
+// title is the document's title: "Invoice INV-1", "Credit note CN-1", or
+// "Draft invoice" before it has a number.
+func (lc locale) title(d einvoice.Document) string {
+	if d.Number == "" {
+		return lc.t("Draft invoice")
+	}
+	return lc.tf(kindOf(d).title, d.Number)
+}
+
 // localeFor picks the locale of a BCP 47 language tag.
 func localeFor(tag string) locale {
 	primary, _, _ := strings.Cut(strings.ToLower(tag), "-")
@@ -65,8 +94,8 @@ func localeFor(tag string) locale {
 
 // The translations are tables, never written.
 var german = map[string]string{
-	"INVOICE": "RECHNUNG", "CREDIT NOTE": "GUTSCHRIFT", "DRAFT": "ENTWURF", "VOID": "STORNIERT",
-	"Invoice %s": "Rechnung %s", "Credit note %s": "Gutschrift %s", "Draft invoice": "Rechnungsentwurf",
+	"INVOICE": "RECHNUNG", "CREDIT NOTE": "RECHNUNGSKORREKTUR", "DRAFT": "ENTWURF", "VOID": "STORNIERT",
+	"Invoice %s": "Rechnung %s", "Credit note %s": "Rechnungskorrektur %s", "Draft invoice": "Rechnungsentwurf",
 	"Invoice number": "Rechnungsnummer", "Issue date": "Rechnungsdatum", "Due date": "Fällig am",
 	"Delivery date": "Lieferdatum", "Billing period": "Leistungszeitraum", "Buyer reference": "Ihre Referenz",
 	"Order reference": "Bestellnummer", "Currency": "Währung", "Voided: %s": "Storniert: %s",
@@ -88,6 +117,10 @@ var german = map[string]string{
 	"unit": "Stk.", "piece": "Stk.", "each": "Stk.", "hour": "Std.", "day": "Tag", "week": "Woche",
 	"month": "Monat", "year": "Jahr", "service": "Leistung", "lump sum": "pauschal", "set": "Satz", "pair": "Paar",
 	"box": "Karton", "pack": "Packung",
+	// A credit note is a Rechnungskorrektur: "Gutschrift" is, in German VAT
+	// law (§ 14 (2) UStG), a self-billed invoice, which this is not.
+	"Credit note number": "Korrekturnummer", "Credit note date": "Datum", "Amount credited": "Gutgeschrieben",
+	"REASON": "GRUND", "Credit note for invoice %s of %s": "Korrektur der Rechnung %s vom %s",
 }
 
 var french = map[string]string{
@@ -114,4 +147,6 @@ var french = map[string]string{
 	"unit": "unité", "piece": "pièce", "each": "unité", "hour": "heure", "day": "jour", "week": "semaine",
 	"month": "mois", "year": "an", "service": "prestation", "lump sum": "forfait", "set": "lot", "pair": "paire",
 	"box": "carton", "pack": "paquet",
+	"Credit note number": "Numéro d'avoir", "Credit note date": "Date", "Amount credited": "Montant de l'avoir",
+	"REASON": "MOTIF", "Credit note for invoice %s of %s": "Avoir sur la facture %s du %s",
 }

@@ -73,6 +73,18 @@ func text(t *testing.T, pdf []byte) string {
 	return run(t, pdf, "pdftotext", "-enc", "UTF-8", "{}", "-")
 }
 
+// detach is the PDF's first embedded file, as pdfdetach saves it.
+func detach(t *testing.T, pdf []byte) []byte {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out.xml")
+	run(t, pdf, "pdfdetach", "-save", "1", "-o", out, "{}")
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func TestTextHoldsTheInvoice(t *testing.T) {
 	r := newRenderer(t)
 	d := sampleDocument(5)
@@ -109,13 +121,7 @@ func TestFacturXAttachment(t *testing.T) {
 	if list := run(t, pdf, "pdfdetach", "-list", "{}"); !strings.Contains(list, "1 embedded files") || !strings.Contains(list, "1: factur-x.xml") {
 		t.Fatalf("pdfdetach -list = %q, want one file factur-x.xml", list)
 	}
-	out := filepath.Join(t.TempDir(), "out.xml")
-	run(t, pdf, "pdfdetach", "-save", "1", "-o", out, "{}")
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, xml) {
+	if got := detach(t, pdf); !bytes.Equal(got, xml) {
 		t.Fatalf("extracted factur-x.xml differs from the CII given:\n%s", got)
 	}
 	// The XMP must be the catalog's /Metadata: pdfinfo -meta reads it
@@ -165,7 +171,7 @@ func documents() map[string]einvoice.Document {
 	}
 	return map[string]einvoice.Document{
 		"issued": sampleDocument(5), "hundred lines": sampleDocument(100), "draft": draft, "void": void,
-		"minimal JPY": minimal, "unicode": unicodeDocument(),
+		"minimal JPY": minimal, "unicode": unicodeDocument(), "credit note": sampleCreditNote(4),
 	}
 }
 
@@ -378,7 +384,7 @@ func TestFacturXPassesCEN(t *testing.T) {
 	r := newRenderer(t)
 	dir := t.TempDir()
 	var files []string
-	for _, name := range []string{"issued", "hundred lines", "void", "unicode"} {
+	for _, name := range []string{"issued", "hundred lines", "void", "unicode", "credit note"} {
 		d := documents()[name]
 		pdf := render(t, r, d)
 		out := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".xml")
@@ -468,5 +474,69 @@ func TestFontsEmbedded(t *testing.T) {
 		if len(f) < 7 || f[len(f)-5] != "yes" || f[len(f)-3] != "yes" {
 			t.Errorf("font not embedded or without Unicode map: %s", l)
 		}
+	}
+}
+
+// TestCreditNote: a credit note's PDF says what it is, in every language
+// of the labels, names the invoice it corrects and why, asks for no
+// payment, and carries its CII (type 381, with the invoice's reference).
+func TestCreditNote(t *testing.T) {
+	r := newRenderer(t)
+	for _, tc := range []struct {
+		lang string
+		want []string
+	}{
+		{"", []string{"CREDIT NOTE", "Credit note number", "CN-000003", "Credit note for invoice INV-2026-000042 of 2026-11-20",
+			"REASON", "Two licences returned unused.", "Amount credited", "EUR 1,413.77"}},
+		{"de", []string{"RECHNUNGSKORREKTUR", "Korrekturnummer", "CN-000003", "Korrektur der Rechnung INV-2026-000042 vom 20.11.2026",
+			"GRUND", "Two licences returned unused.", "Gutgeschrieben"}},
+		{"fr", []string{"AVOIR", "Numéro d'avoir", "CN-000003", "Avoir sur la facture INV-2026-000042 du 20/11/2026",
+			"MOTIF", "Montant de l'avoir"}},
+	} {
+		t.Run(tc.lang, func(t *testing.T) {
+			d := sampleCreditNote(4)
+			d.Language = tc.lang
+			pdf := render(t, r, d)
+			got := strings.Join(strings.Fields(text(t, pdf)), " ")
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("text lacks %q", w)
+				}
+			}
+			for _, w := range []string{"INVOICE", "Please pay", "PAYMENT", "Due date"} {
+				if strings.Contains(got, w) {
+					t.Errorf("text holds %q", w)
+				}
+			}
+			if t.Failed() {
+				t.Logf("pdftotext: %s", got)
+			}
+			if xml := detach(t, pdf); !bytes.Equal(xml, sampleXML(t, d)) || !bytes.Contains(xml, []byte("<ram:TypeCode>381</ram:TypeCode>")) ||
+				!bytes.Contains(xml, []byte("<ram:IssuerAssignedID>INV-2026-000042</ram:IssuerAssignedID>")) {
+				t.Errorf("factur-x.xml is not the credit note's CII:\n%s", xml)
+			}
+			if info := run(t, pdf, "pdfinfo", "{}"); !strings.Contains(info, "CN-000003") {
+				t.Errorf("pdfinfo names no credit note:\n%s", info)
+			}
+		})
+	}
+}
+
+// TestPaidInvoice: the paid amount (BT-113) is shown and the amount due is
+// what is left; a fully paid invoice asks for no payment.
+func TestPaidInvoice(t *testing.T) {
+	r := newRenderer(t)
+	d := sampleDocument(5)
+	d.Totals.Paid, d.Totals.Payable = 100000, d.Totals.TaxInclusive-100000
+	got := strings.Join(strings.Fields(text(t, render(t, r, d))), " ")
+	for _, w := range []string{"Paid 1,000.00", "Amount due EUR 1,066.17", "Please pay EUR 1,066.17 by 2026-12-20."} {
+		if !strings.Contains(got, w) {
+			t.Errorf("text lacks %q:\n%s", w, got)
+		}
+	}
+	d.Totals.Paid, d.Totals.Payable = d.Totals.TaxInclusive, 0
+	got = strings.Join(strings.Fields(text(t, render(t, r, d))), " ")
+	if !strings.Contains(got, "Amount due EUR 0.00") || strings.Contains(got, "Please pay") {
+		t.Errorf("a paid invoice:\n%s", got)
 	}
 }

@@ -1,5 +1,5 @@
-// Package pdf renders an einvoice.Document as a printable A4 invoice. An
-// issued (or voided) invoice carries its CII XML as the embedded file
+// Package pdf renders an einvoice.Document as a printable A4 invoice or
+// credit note (type code 381). An issued (or voided) document carries its CII XML as the embedded file
 // factur-x.xml with the Factur-X XMP metadata (profile EN 16931), aiming at
 // PDF/A-3b; a draft is stamped DRAFT and carries no XML. Rendering is a pure
 // function of its input: no clock, no random ids, the same bytes every time.
@@ -91,10 +91,7 @@ func (r *Renderer) newFpdf() *fpdf.Fpdf {
 // info is the file's metadata, the same in the Info dictionary and in XMP.
 func (r *Renderer) info(d einvoice.Document, facturX bool) docInfo {
 	lc := localeFor(d.Language)
-	title := lc.tf("Invoice %s", d.Number)
-	if d.Number == "" {
-		title = lc.t("Draft invoice")
-	}
+	title := lc.title(d)
 	lang := d.Language
 	if lang == "" {
 		lang = "en"

@@ -122,3 +122,15 @@ func sampleXML(t testing.TB, d einvoice.Document) []byte {
 	}
 	return xml
 }
+
+// sampleCreditNote is the credit note of sampleDocument(n), as
+// einvoice.FromCreditNote makes one: type 381, the invoice it corrects
+// (BG-3), its reason as note, no due date, terms nor payment instructions.
+func sampleCreditNote(n int) einvoice.Document {
+	d := sampleDocument(n)
+	d.PrecedingInvoice = &einvoice.DocumentReference{Number: d.Number, IssueDate: d.IssueDate}
+	d.TypeCode, d.Number, d.IssueDate = einvoice.TypeCreditNote, "CN-000003", "2026-12-01"
+	d.Notes = []string{"Two licences returned unused."}
+	d.DueDate, d.PaymentTerms, d.PaymentInstructions, d.PurchaseOrderReference = "", "", nil, ""
+	return d
+}

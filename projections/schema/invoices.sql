@@ -1,4 +1,4 @@
--- Read model of invoices, version 6 (unqualified names; see companies.sql).
+-- Read model of invoices, version 7 (unqualified names; see companies.sql).
 -- 2: InvoiceIssued and InvoiceVoided update the row.
 -- 3: customer, issuer and lines are json holding the API's rendering, read
 --    back as stored; each list index is partial on a condition that only
@@ -22,6 +22,13 @@
 --    in one json object as the API renders those members (document); the
 --    lines gain unit_code and tax_category, the snapshots bank_account
 --    and electronic_address.
+-- 7: issue 23's settlement: amount_credited_minor, amount_paid_minor,
+--    amount_due_minor, amount_refundable_minor and payment_status, copied
+--    from the events that change them (CreditNoteIssued, PaymentRecorded,
+--    PaymentReversed carry the settlement after them; a draft's, a
+--    revision's and a void's are events.Settle's, computed in Go: the rule
+--    has one home), with invoices_by_payment_status; and invoice_payments,
+--    one row per PaymentRecorded, which PaymentReversed marks reversed.
 -- Snapshots and lines are rendered once, when the event is projected, as the
 -- API renders them (encoding/json of the events types, without HTML
 -- escaping): json keeps that text byte for byte, so a read passes it
@@ -56,6 +63,11 @@ CREATE TABLE invoices (
 	notes                    text,
 	terms                    text,
 	document                 json        NOT NULL,
+	amount_credited_minor    bigint      NOT NULL CHECK (amount_credited_minor BETWEEN 0 AND 9007199254740991),
+	amount_paid_minor        bigint      NOT NULL CHECK (amount_paid_minor BETWEEN 0 AND 9007199254740991),
+	amount_due_minor         bigint      NOT NULL CHECK (amount_due_minor BETWEEN 0 AND 9007199254740991),
+	amount_refundable_minor  bigint      NOT NULL CHECK (amount_refundable_minor BETWEEN 0 AND 9007199254740991),
+	payment_status           text        NOT NULL CHECK (payment_status IN ('unpaid', 'partially_paid', 'paid')),
 	created_at               timestamptz NOT NULL,
 	updated_at               timestamptz NOT NULL,
 	version                  integer     NOT NULL
@@ -76,3 +88,24 @@ CREATE INDEX invoices_by_reference ON invoices (account_id, company_id, external
 	WHERE external_reference IS NOT NULL;
 CREATE INDEX invoices_by_status ON invoices (account_id, company_id, status, position_hi, position_lo)
 	WHERE status IS NOT NULL;
+CREATE INDEX invoices_by_payment_status ON invoices (account_id, company_id, payment_status, position_hi, position_lo)
+	WHERE payment_status IS NOT NULL;
+
+-- An invoice's payments, in the order recorded (the position of their
+-- PaymentRecorded); a reversal marks its payment, which stays. Read only
+-- with their invoice, by invoice_payments_by_invoice. The primary key
+-- keeps re-applying a payment a no-op.
+CREATE TABLE invoice_payments (
+	position_hi     bigint      NOT NULL,
+	position_lo     bigint      NOT NULL,
+	id              uuid        PRIMARY KEY,
+	invoice_id      uuid        NOT NULL,
+	amount_minor    bigint      NOT NULL CHECK (amount_minor BETWEEN 1 AND 9007199254740991),
+	paid_on         date        NOT NULL,
+	method          text,
+	reference       text,
+	recorded_at     timestamptz NOT NULL,
+	reversed_at     timestamptz,
+	reversal_reason text
+);
+CREATE INDEX invoice_payments_by_invoice ON invoice_payments (invoice_id, position_hi, position_lo);

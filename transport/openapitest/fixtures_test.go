@@ -108,7 +108,7 @@ func company(edit func(map[string]any)) map[string]any {
 		"id": companyID, "legal_name": "Acme GmbH", "address": address(),
 		"default_currency": "EUR", "default_language": "en", "default_payment_terms_days": 30,
 		"identifiers":           []any{map[string]any{"scheme": "eu.vat", "value": "DE123456789"}},
-		"invoice_number_prefix": "", "archived_at": nil, "created_at": timestamp, "updated_at": timestamp, "version": 1,
+		"invoice_number_prefix": "", "credit_note_number_prefix": "CN-", "archived_at": nil, "created_at": timestamp, "updated_at": timestamp, "version": 1,
 	}
 	if edit != nil {
 		edit(c)
@@ -131,8 +131,11 @@ func invoice(edit func(map[string]any)) map[string]any {
 			"net_amount_minor": 15000, "tax_amount_minor": 2850, "total_amount_minor": 17850,
 		}},
 		"subtotal_minor": 15000, "tax_minor": 2850, "total_minor": 17850,
-		"tax_breakdown": []any{map[string]any{"tax_category": "S", "tax_rate_bps": 1900, "taxable_amount_minor": 15000, "tax_amount_minor": 2850}},
-		"created_at":    timestamp, "updated_at": timestamp, "version": 1,
+		"amount_credited_minor": 0, "amount_paid_minor": 0, "amount_due_minor": 17850, "amount_refundable_minor": 0,
+		"payment_status": "unpaid",
+		"tax_breakdown":  []any{map[string]any{"tax_category": "S", "tax_rate_bps": 1900, "taxable_amount_minor": 15000, "tax_amount_minor": 2850}},
+		"payments":       []any{},
+		"created_at":     timestamp, "updated_at": timestamp, "version": 1,
 	}
 	if edit != nil {
 		edit(inv)

@@ -89,6 +89,10 @@ func TestOperations(t *testing.T) {
 		"GET /readyz",
 		"GET /v1/companies",
 		"GET /v1/companies/{company_id}",
+		"GET /v1/companies/{company_id}/credit_notes",
+		"GET /v1/companies/{company_id}/credit_notes/{credit_note_id}",
+		"GET /v1/companies/{company_id}/credit_notes/{credit_note_id}/einvoice",
+		"GET /v1/companies/{company_id}/credit_notes/{credit_note_id}/pdf",
 		"GET /v1/companies/{company_id}/customers",
 		"GET /v1/companies/{company_id}/customers/{customer_id}",
 		"GET /v1/companies/{company_id}/invoices",
@@ -105,7 +109,10 @@ func TestOperations(t *testing.T) {
 		"POST /v1/companies/{company_id}/customers/{customer_id}/archive",
 		"POST /v1/companies/{company_id}/customers/{customer_id}/unarchive",
 		"POST /v1/companies/{company_id}/invoices",
+		"POST /v1/companies/{company_id}/invoices/{invoice_id}/credit_notes",
 		"POST /v1/companies/{company_id}/invoices/{invoice_id}/issue",
+		"POST /v1/companies/{company_id}/invoices/{invoice_id}/payments",
+		"POST /v1/companies/{company_id}/invoices/{invoice_id}/payments/{payment_id}/reverse",
 		"POST /v1/companies/{company_id}/invoices/{invoice_id}/void",
 		"POST /v1/companies/{company_id}/unarchive",
 	}
@@ -153,7 +160,15 @@ func TestErrorResponses(t *testing.T) {
 		"getInvoiceEInvoice": slices.Insert(slices.Clone(gets), 6, "406", "409"),
 		"getInvoicePDF":      slices.Insert(slices.Clone(gets), 6, "406"),
 		"issueInvoice":       lifecycle, "voidInvoice": lifecycle, "reviseInvoice": lifecycle,
-		"getOpenAPI": {"200", "405"}, "healthz": {"200", "405", "503"}, "readyz": {"200", "405", "503"},
+		// A credit note and a payment are created (201) on an invoice, whose
+		// payment's reversal is a write to it (If-Match, 412). A credit note
+		// and its documents honour Accept (406).
+		"issueCreditNote": creates, "recordPayment": creates, "reversePayment": lifecycle,
+		"listCreditNotes":       lists,
+		"getCreditNote":         slices.Insert(slices.Clone(gets), 6, "406"),
+		"getCreditNoteEInvoice": slices.Insert(slices.Clone(gets), 6, "406"),
+		"getCreditNotePDF":      slices.Insert(slices.Clone(gets), 6, "406"),
+		"getOpenAPI":            {"200", "405"}, "healthz": {"200", "405", "503"}, "readyz": {"200", "405", "503"},
 	}
 	public := map[string]bool{"getOpenAPI": true, "healthz": true, "readyz": true}
 	doc, err := openapi3.NewLoader().LoadFromData(transport.OpenAPIDocument())
