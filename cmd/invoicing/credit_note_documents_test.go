@@ -71,7 +71,7 @@ func mustHold(t *testing.T, what string, doc []byte, parts ...string) {
 func TestCreditNoteDocuments(t *testing.T) {
 	s := newService(t)
 	b := newBilling(t, s, "cn-docs", withFields(fullCompany, `"invoice_number_prefix":"INV-","bank_account":`+bankAccount))
-	id := b.issued(t, "cn-docs-invoice", b.invoiceBody(t, map[string]any{"lines": twoGroupLines()}))
+	id := b.issued(t, "cn-docs-invoice", b.invoiceBody(t, map[string]any{"lines": twoGroupLines(), "language": "en"}))
 	cn := b.mustCreditNote(t, id, "cn-docs-cn", map[string]any{"reason": "Damaged in transit", "issue_date": "2025-02-03",
 		"lines": []any{mline("Books, damaged", "1", 5000, 700, "")}})
 	cnID, number := cn["id"].(string), cn["number"].(string)
