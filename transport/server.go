@@ -18,6 +18,7 @@ import (
 
 	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/einvoice/pdf"
+	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/query"
 )
 
@@ -46,6 +47,9 @@ type Config struct {
 	// PDF renders GET .../invoices/{invoice_id}/pdf; made once (it keeps
 	// what every render needs). Without it that route answers 500.
 	PDF *pdf.Renderer
+	// EventStore is read to render the public events of GET /v1/events
+	// (EventRenderer). Without it those routes answer 500.
+	EventStore events.Store
 }
 
 type server struct {

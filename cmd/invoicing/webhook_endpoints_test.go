@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/netip"
 	"reflect"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/invoicing/invoicing/command"
+	"github.com/invoicing/invoicing/publicevents"
 	"github.com/invoicing/invoicing/query"
 	"github.com/invoicing/invoicing/webhook"
 )
@@ -172,6 +174,7 @@ func TestWebhookEndpointRequestsAreCheckedField(t *testing.T) {
 		{"no event type", `{"url":"` + publicURL + `","event_types":[]}`, []string{"event_types"}},
 		{"event types not a list", `{"url":"` + publicURL + `","event_types":"*"}`, []string{"event_types"}},
 		{"an unknown type", `{"url":"` + publicURL + `","event_types":["invoice.exploded"]}`, []string{"event_types[0]"}},
+		{"an internal type", `{"url":"` + publicURL + `","event_types":["InvoiceIssued"]}`, []string{"event_types[0]"}},
 		{"a number", `{"url":"` + publicURL + `","event_types":["*",1]}`, []string{"event_types[0]", "event_types[1]"}},
 		{"* twice", `{"url":"` + publicURL + `","event_types":["*","*"]}`, []string{"event_types[0]", "event_types[1]"}},
 		{"empty description", `{"url":"` + publicURL + `","description":""}`, []string{"description"}},
@@ -328,6 +331,19 @@ func TestAGeneratedWebhookMasterKeyIsKeptForEveryInstance(t *testing.T) {
 	configured := []byte("0123456789abcdef0123456789abcdef")
 	if got, err := webhookMasterKey(ctx, configured, s.pool); err != nil || string(got) != string(configured) {
 		t.Fatalf("WEBHOOK_SECRET_KEY is not the key (%v)", err)
+	}
+}
+
+func TestEveryPublicEventTypeCanBeSubscribedTo(t *testing.T) {
+	s := newService(t)
+	tok := token(t, "acme")
+	body, err := json.Marshal(map[string]any{"url": publicURL, "event_types": publicevents.Types})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ep := s.createWebhookEndpoint(t, tok, "endpoint-all", string(body))
+	if got := ep["event_types"].([]any); len(got) != len(publicevents.Types) {
+		t.Errorf("event_types = %v, want every public type", got)
 	}
 }
 

@@ -100,6 +100,8 @@ func TestOperations(t *testing.T) {
 		"GET /v1/companies/{company_id}/invoices/{invoice_id}",
 		"GET /v1/companies/{company_id}/invoices/{invoice_id}/einvoice",
 		"GET /v1/companies/{company_id}/invoices/{invoice_id}/pdf",
+		"GET /v1/events",
+		"GET /v1/events/{event_id}",
 		"GET /v1/openapi.yaml",
 		"GET /v1/webhook_endpoints",
 		"GET /v1/webhook_endpoints/{webhook_endpoint_id}",
@@ -174,7 +176,11 @@ func TestErrorResponses(t *testing.T) {
 		"getCreditNote":         slices.Insert(slices.Clone(gets), 6, "406"),
 		"getCreditNoteEInvoice": slices.Insert(slices.Clone(gets), 6, "406"),
 		"getCreditNotePDF":      slices.Insert(slices.Clone(gets), 6, "406"),
-		"getOpenAPI":            {"200", "405"}, "healthz": {"200", "405", "503"}, "readyz": {"200", "405", "503"},
+		// The account's event feed has no path record to miss (no 404);
+		// one event honours Accept (406).
+		"listEvents": slices.DeleteFunc(slices.Clone(lists), func(s string) bool { return s == "404" }),
+		"getEvent":   slices.Insert(slices.Clone(gets), 6, "406"),
+		"getOpenAPI": {"200", "405"}, "healthz": {"200", "405", "503"}, "readyz": {"200", "405", "503"},
 		// Webhook endpoints belong to the account: no list under a record
 		// (404); a delete takes no body (408, 413, 415) and answers 204.
 		"createWebhookEndpoint": slices.DeleteFunc(slices.Clone(creates), func(s string) bool { return s == "404" }),
