@@ -60,7 +60,8 @@ const deliveryColumns = `d.id::text, d.endpoint_id, d.event_id::text, d.event_ty
 	d.created_at, d.position_hi, d.position_lo`
 
 // List returns up to limit deliveries of an endpoint after the cursor
-// (empty: from the first), oldest event first, and the cursor of the last.
+// (empty: from the first), oldest event first, and the cursor of the last
+// when more follow ("" at the end).
 func (d *Deliveries) List(ctx context.Context, accountID, endpointID, after string, limit int) ([]Delivery, string, error) {
 	hi, lo, err := decodeCursor(after)
 	if err != nil {
@@ -68,7 +69,7 @@ func (d *Deliveries) List(ctx context.Context, accountID, endpointID, after stri
 	}
 	rows, err := d.pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d
 		WHERE d.account_id = $1 AND d.endpoint_id = $2 AND (d.position_hi, d.position_lo) > ($3, $4)
-		ORDER BY d.position_hi, d.position_lo LIMIT $5`, accountID, endpointID, hi, lo, limit)
+		ORDER BY d.position_hi, d.position_lo LIMIT $5`, accountID, endpointID, hi, lo, limit+1)
 	if err != nil {
 		return nil, "", fmt.Errorf("list deliveries: %w", err)
 	}
@@ -76,12 +77,13 @@ func (d *Deliveries) List(ctx context.Context, accountID, endpointID, after stri
 	if err != nil {
 		return nil, "", fmt.Errorf("list deliveries: %w", err)
 	}
+	next := ""
+	if len(list) > limit {
+		list = list[:limit]
+		next = list[limit-1].cursor
+	}
 	if err := d.withAttempts(ctx, list); err != nil {
 		return nil, "", err
-	}
-	next := ""
-	if len(list) > 0 {
-		next = list[len(list)-1].cursor
 	}
 	return list, next, nil
 }
@@ -122,16 +124,20 @@ func (d *Deliveries) HasDeliveries(ctx context.Context, accountID, endpointID st
 // Retry makes a pending or failed delivery due now and returns it. A
 // failed one gets one more attempt (its retry period is over: it expires
 // now), a pending one keeps its period; a succeeded one is left as it is.
-func (d *Deliveries) Retry(ctx context.Context, accountID, endpointID, deliveryID string) (Delivery, error) {
+// key is the request's idempotency-key: a retry with the key of the last
+// one changes nothing, so a client repeating its request after a timeout
+// does not cause another attempt.
+func (d *Deliveries) Retry(ctx context.Context, accountID, endpointID, deliveryID, key string) (Delivery, error) {
 	if uuid.Validate(deliveryID) != nil {
 		return Delivery{}, ErrNotFound
 	}
 	now := d.now()
 	_, err := d.pool.Exec(ctx, `
 		UPDATE webhook_deliveries SET next_attempt_at = $4,
-			expires_at = CASE WHEN status = 'failed' THEN $4 ELSE expires_at END, status = 'pending'
-		WHERE account_id = $1 AND endpoint_id = $2 AND id = $3::uuid AND status IN ('pending', 'failed')`,
-		accountID, endpointID, deliveryID, now)
+			expires_at = CASE WHEN status = 'failed' THEN $4 ELSE expires_at END, status = 'pending', retry_key = $5
+		WHERE account_id = $1 AND endpoint_id = $2 AND id = $3::uuid AND status IN ('pending', 'failed')
+			AND retry_key IS DISTINCT FROM $5`,
+		accountID, endpointID, deliveryID, now, key)
 	if err != nil {
 		return Delivery{}, fmt.Errorf("retry delivery: %w", err)
 	}

@@ -185,12 +185,12 @@ func TestADeliveryFailsWhenItsRetriesExpireAndCanBeRetriedByHand(t *testing.T) {
 		t.Fatalf("list = %v, %v", list, err)
 	}
 	up.Store(true)
-	d, err := log.Retry(context.Background(), "acme", ep.ID, list[0].ID)
+	d, err := log.Retry(context.Background(), "acme", ep.ID, list[0].ID, "retry-key-1")
 	if err != nil || d.Status != "pending" || d.NextAttemptAt == nil {
 		t.Fatalf("retry = %+v, %v: want it pending, due now", d, err)
 	}
 	waitFor(t, "the retried delivery", func() bool { return len(rc.successes()) == 1 })
-	if _, err := log.Retry(context.Background(), "globex", ep.ID, list[0].ID); err != ErrNotFound {
+	if _, err := log.Retry(context.Background(), "globex", ep.ID, list[0].ID, "retry-key-2"); err != ErrNotFound {
 		t.Errorf("another account's retry = %v, want ErrNotFound", err)
 	}
 }

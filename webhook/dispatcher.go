@@ -36,6 +36,10 @@ type Endpoint struct {
 	// one while it is still valid after a rotation.
 	Secrets   []string
 	CreatedAt time.Time
+	// Position, when set, is where the event that created the endpoint is
+	// in the log: the endpoint takes the events after it. Unset, events
+	// recorded at or after CreatedAt.
+	Position events.Position
 }
 
 // Endpoints lists an account's enabled endpoints that are not deleted;
@@ -47,6 +51,14 @@ type Endpoints interface {
 // wants reports whether e takes events of the public type t.
 func (e Endpoint) wants(t string) bool {
 	return len(e.EventTypes) == 0 || slices.Contains(e.EventTypes, "*") || slices.Contains(e.EventTypes, t)
+}
+
+// precedes reports whether e existed when ev was recorded.
+func (e Endpoint) precedes(ev events.RecordedEvent) bool {
+	if !e.Position.IsZero() {
+		return e.Position.Compare(ev.Position) < 0
+	}
+	return !e.CreatedAt.After(ev.RecordedAt)
 }
 
 // dispatcherLock names the dispatcher's advisory lock and checkpoint row.
@@ -237,7 +249,7 @@ func (d *Dispatcher) deliveries(ctx context.Context, batch []events.RecordedEven
 			byAccount[account] = eps
 		}
 		for _, ep := range eps {
-			if ep.wants(t) && !ep.CreatedAt.After(ev.RecordedAt) {
+			if ep.wants(t) && ep.precedes(ev) {
 				out = append(out, deliveryOf(ep, account, t, ev))
 			}
 		}

@@ -100,6 +100,7 @@ func TestOperations(t *testing.T) {
 		"GET /v1/companies/{company_id}/invoices/{invoice_id}/einvoice",
 		"GET /v1/companies/{company_id}/invoices/{invoice_id}/pdf",
 		"GET /v1/openapi.yaml",
+		"GET /v1/webhook_endpoints/{webhook_endpoint_id}/deliveries",
 		"PATCH /v1/companies/{company_id}",
 		"PATCH /v1/companies/{company_id}/customers/{customer_id}",
 		"PATCH /v1/companies/{company_id}/invoices/{invoice_id}",
@@ -115,6 +116,7 @@ func TestOperations(t *testing.T) {
 		"POST /v1/companies/{company_id}/invoices/{invoice_id}/payments/{payment_id}/reverse",
 		"POST /v1/companies/{company_id}/invoices/{invoice_id}/void",
 		"POST /v1/companies/{company_id}/unarchive",
+		"POST /v1/webhook_endpoints/{webhook_endpoint_id}/deliveries/{delivery_id}/retry",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("Operations() = %q, want %q", got, want)
@@ -168,6 +170,9 @@ func TestErrorResponses(t *testing.T) {
 		"getCreditNote":         slices.Insert(slices.Clone(gets), 6, "406"),
 		"getCreditNoteEInvoice": slices.Insert(slices.Clone(gets), 6, "406"),
 		"getCreditNotePDF":      slices.Insert(slices.Clone(gets), 6, "406"),
+		// A delivery's retry takes no body: no 408, 413 or 415.
+		"listWebhookDeliveries": lists,
+		"retryWebhookDelivery":  {"200", "400", "401", "403", "404", "405", "422", "500", "503"},
 		"getOpenAPI":            {"200", "405"}, "healthz": {"200", "405", "503"}, "readyz": {"200", "405", "503"},
 	}
 	public := map[string]bool{"getOpenAPI": true, "healthz": true, "readyz": true}

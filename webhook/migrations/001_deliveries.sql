@@ -15,7 +15,9 @@ CREATE TABLE webhook_checkpoint (
 -- and credit notes included). lease_until marks a delivery a sender is
 -- working on; a sender that dies leaves it, and it is due again once the
 -- lease has passed (at least once). expires_at is set at the first
--- attempt: first attempt + the retry period.
+-- attempt: first attempt + the retry period. retry_key is the
+-- idempotency-key of the last manual retry: the same request again changes
+-- nothing.
 CREATE TABLE webhook_deliveries (
 	id               uuid        PRIMARY KEY,
 	endpoint_id      text        NOT NULL,
@@ -37,6 +39,7 @@ CREATE TABLE webhook_deliveries (
 	last_error       text,
 	created_at       timestamptz NOT NULL,
 	expires_at       timestamptz,
+	retry_key        text,
 	UNIQUE (endpoint_id, event_id)
 );
 
