@@ -18,6 +18,7 @@ import (
 
 	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/einvoice/pdf"
+	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/query"
 )
 
@@ -52,6 +53,9 @@ type Config struct {
 	// WebhookEndpointExists, when set, tells whether the account has the
 	// endpoint, for the delivery log's 404.
 	WebhookEndpointExists func(ctx context.Context, accountID, endpointID string) (bool, error)
+	// EventStore is read to render the public events of GET /v1/events
+	// (EventRenderer). Without it those routes answer 500.
+	EventStore events.Store
 }
 
 type server struct {

@@ -98,7 +98,7 @@ func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
 	a.handler = obs.traceHandler(transport.NewHandler(transport.Config{
 		Commands: commands, Queries: queries, Auth: verifier, Logger: logger,
 		MaxBodyBytes: cfg.MaxBodyBytes, Ready: a.ready, QuarantinedEvents: group.QuarantineCount,
-		Metrics: obs.httpMetrics(), PDF: renderer,
+		Metrics: obs.httpMetrics(), PDF: renderer, EventStore: store,
 	}))
 	return a, nil
 }

@@ -28,6 +28,7 @@ const (
 	einvoice    = "einvoice"
 	pdf         = "einvoice/pdf"
 	webhook     = "webhook"
+	public      = "publicevents"
 	// telemetry is wiring: its home is under cmd/invoicing, and no package
 	// outside cmd/ may import it wherever it sits.
 	telemetry    = "cmd/invoicing/internal/telemetry"
@@ -78,6 +79,8 @@ var sqlAndHTTP = []string{"github.com/jackc/pgx", "net/http"}
 func rules() []rule {
 	return []rule{
 		{"the shared domain is a leaf: events imports no project package", is(events), append([]string{strings.TrimSuffix(module, "/")}, sqlAndHTTP...)},
+		{"public event names follow events alone: publicevents imports no other project package, SQL or HTTP", under(public),
+			append(project(command, query, projections, transport, audit, einvoice, "events/pgstore", "events/esdb"), sqlAndHTTP...)},
 		{"the write side knows no SQL, HTTP, read side, audit or adapter", under(command),
 			append(project(query, projections, transport, audit, "events/pgstore", "events/esdb"), sqlAndHTTP...)},
 		{"the read side never imports projections, the write side or audit", under(query), append(project(projections, command, transport, audit), "net/http")},
@@ -159,6 +162,7 @@ func TestEachRuleCatchesItsArrow(t *testing.T) {
 		"webhook/u":     {module + query},
 		"einvoice/pdf":  {module + query},
 		"einvoice/w":    {module + pdf},
+		public:          {module + transport},
 	}
 	got := violations(broken, rules())
 	for _, r := range rules() {

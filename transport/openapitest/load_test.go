@@ -99,6 +99,8 @@ func TestOperations(t *testing.T) {
 		"GET /v1/companies/{company_id}/invoices/{invoice_id}",
 		"GET /v1/companies/{company_id}/invoices/{invoice_id}/einvoice",
 		"GET /v1/companies/{company_id}/invoices/{invoice_id}/pdf",
+		"GET /v1/events",
+		"GET /v1/events/{event_id}",
 		"GET /v1/openapi.yaml",
 		"GET /v1/webhook_endpoints/{webhook_endpoint_id}/deliveries",
 		"PATCH /v1/companies/{company_id}",
@@ -173,7 +175,11 @@ func TestErrorResponses(t *testing.T) {
 		// A delivery's retry takes no body: no 408, 413 or 415.
 		"listWebhookDeliveries": lists,
 		"retryWebhookDelivery":  {"200", "400", "401", "403", "404", "405", "422", "500", "503"},
-		"getOpenAPI":            {"200", "405"}, "healthz": {"200", "405", "503"}, "readyz": {"200", "405", "503"},
+		// The account's event feed has no path record to miss (no 404);
+		// one event honours Accept (406).
+		"listEvents": slices.DeleteFunc(slices.Clone(lists), func(s string) bool { return s == "404" }),
+		"getEvent":   slices.Insert(slices.Clone(gets), 6, "406"),
+		"getOpenAPI": {"200", "405"}, "healthz": {"200", "405", "503"}, "readyz": {"200", "405", "503"},
 	}
 	public := map[string]bool{"getOpenAPI": true, "healthz": true, "readyz": true}
 	doc, err := openapi3.NewLoader().LoadFromData(transport.OpenAPIDocument())
