@@ -64,6 +64,13 @@ func (h *Handler) IssueCreditNote(ctx context.Context, req Request, companyID, i
 	if err != nil {
 		return Result[events.CreditNoteIssued]{}, err
 	}
+	if company.CreditNoteNumberPrefix == company.InvoiceNumberPrefix {
+		// Only a company created before the prefix existed, with the
+		// invoice prefix CN-, can be here: its credit notes would bear its
+		// invoices' numbers.
+		return Result[events.CreditNoteIssued]{}, stateOf("company_id",
+			"the company's credit_note_number_prefix equals its invoice_number_prefix (%q); update the company with another credit_note_number_prefix first", company.InvoiceNumberPrefix)
+	}
 	lc, err := h.newInvoiceLifecycle(ctx, req, opIssueCreditNote, companyID, invoiceID, in)
 	if err != nil {
 		return Result[events.CreditNoteIssued]{}, err

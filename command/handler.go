@@ -68,6 +68,13 @@ type Config struct {
 	// DefaultWaitTimeout). Past it the create fails with ErrNotYetReadable;
 	// the event is durable and a retry with the same key replays it.
 	WaitTimeout time.Duration
+	// The webhook endpoints' collaborators (webhook_endpoint.go): where
+	// their streams are, the check of a URL, the secrets, and the public
+	// event types an endpoint may subscribe to (publicevents.Types).
+	WebhookEndpoints WebhookEndpointDirectory
+	URLChecker       URLChecker
+	WebhookSecrets   SecretDeriver
+	PublicEventTypes []string
 	// Now and NewID default to the clock and UUIDv7; tests replace them.
 	Now   func() time.Time
 	NewID func() (uuid.UUID, error)

@@ -38,7 +38,8 @@ var Types = []string{TypeCompanyCreated, TypeCustomerCreated, TypeInvoiceDrafted
 	TypeInvoiceIssued, TypeInvoiceVoided, TypeInvoiceNumberAssigned, TypeInvoiceRevised,
 	TypeCompanyUpdated, TypeCompanyArchived, TypeCompanyUnarchived,
 	TypeCustomerUpdated, TypeCustomerArchived, TypeCustomerUnarchived,
-	TypeCreditNoteIssued, TypePaymentRecorded, TypePaymentReversed, TypeCreditNoteNumberAssigned}
+	TypeCreditNoteIssued, TypePaymentRecorded, TypePaymentReversed, TypeCreditNoteNumberAssigned,
+	TypeWebhookEndpointCreated, TypeWebhookEndpointUpdated, TypeWebhookEndpointSecretRotated, TypeWebhookEndpointDeleted}
 
 // IsServiceType reports whether t is one of Types.
 func IsServiceType(t string) bool {

@@ -57,7 +57,7 @@ type Projection interface {
 
 // All returns every projection of the service, in the order they run.
 func All() []Projection {
-	return []Projection{Companies{}, Customers{}, Invoices{}, CreditNotes{}, PublicEvents{}}
+	return []Projection{Companies{}, Customers{}, Invoices{}, CreditNotes{}, PublicEvents{}, WebhookEndpoints{}}
 }
 
 // Handles implements Projection: the events each of the service's

@@ -186,6 +186,8 @@ func planCases() []planCase {
 		{name: "company stream by id", index: "companies_pkey", st: companyStreamByID(acme, big)},
 		{name: "customer stream by id", index: "customers_pkey", st: customerStreamByID(acme, big, whale)},
 		{name: "event by id", index: "public_events_pkey", st: eventByID(acme, planID(planEvent, 14))},
+		{name: "webhook endpoint by id", index: "webhook_endpoints_pkey", st: webhookEndpointByID(acme, big)},
+		{name: "webhook endpoint stream by id", index: "webhook_endpoints_pkey", st: webhookEndpointStreamByID(acme, big)},
 	}
 	cursors := map[string]rowKey{
 		"first page": {},
@@ -198,6 +200,7 @@ func planCases() []planCase {
 				archived: strings.Contains(index, "_archived_")})
 		}
 	}
+	add("webhook endpoints", "webhook_endpoints_by_account", webhookEndpointList(acme))
 	add("companies", "companies_active_by_account", companyList(acme, CompanyFilter{}))
 	add("companies of a one-company account", "companies_active_by_account", companyList(smallAccount, CompanyFilter{}))
 	add("companies of an unknown account", "companies_active_by_account", companyList("nobody", CompanyFilter{}))

@@ -427,7 +427,7 @@ func TestGetReadsBackEveryColumnOfACompanyAndACustomer(t *testing.T) {
 	wantCompany := Company{ID: c.CompanyID, LegalName: c.LegalName, TradingName: c.TradingName, Address: rendered(t, c.Address),
 		DefaultCurrency: c.DefaultCurrency, DefaultLanguage: c.DefaultLanguage, DefaultPaymentTermsDays: c.DefaultPaymentTermsDays,
 		Email: c.Email, ExternalReference: c.ExternalReference, Identifiers: rendered(t, c.Identifiers),
-		CreatedAt: c.CreatedAt, UpdatedAt: c.CreatedAt, Version: 1}
+		CreditNoteNumberPrefix: c.CreditNotePrefix(), CreatedAt: c.CreatedAt, UpdatedAt: c.CreatedAt, Version: 1}
 	if !reflect.DeepEqual(gotCompany, wantCompany) {
 		t.Errorf("Company:\nwant %+v\ngot  %+v", wantCompany, gotCompany)
 	}

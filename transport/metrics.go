@@ -51,6 +51,10 @@ var commandKinds = map[string]string{
 	"POST /v1/companies/{company_id}/invoices/{invoice_id}/payments":                      "payment",
 	"POST /v1/companies/{company_id}/invoices/{invoice_id}/payments/{payment_id}/reverse": "payment_reversal",
 	"POST /v1/webhook_endpoints/{webhook_endpoint_id}/deliveries/{delivery_id}/retry":     "webhook_delivery_retry",
+	"POST /v1/webhook_endpoints":                                                          "webhook_endpoint",
+	"PATCH /v1/webhook_endpoints/{webhook_endpoint_id}":                                   "webhook_endpoint_update",
+	"DELETE /v1/webhook_endpoints/{webhook_endpoint_id}":                                  "webhook_endpoint_delete",
+	"POST /v1/webhook_endpoints/{webhook_endpoint_id}/rotate_secret":                      "webhook_secret_rotation",
 }
 
 // CommandKinds lists the kinds Metrics.Command is called with.

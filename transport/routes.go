@@ -18,6 +18,7 @@ func (s *server) routes() *mux.Router {
 	get := func(path string, h http.Handler) { r.Handle(path, h).Methods(http.MethodGet, http.MethodHead) }
 	post := func(path string, h http.Handler) { r.Handle(path, h).Methods(http.MethodPost) }
 	patch := func(path string, h http.Handler) { r.Handle(path, h).Methods(http.MethodPatch) }
+	del := func(path string, h http.Handler) { r.Handle(path, h).Methods(http.MethodDelete) }
 
 	get("/healthz", s.adapt(s.healthz))
 	get("/readyz", s.adapt(s.readyz))
@@ -54,6 +55,12 @@ func (s *server) routes() *mux.Router {
 	post("/v1/webhook_endpoints/{webhook_endpoint_id}/deliveries/{delivery_id}/retry", s.write(s.retryWebhookDelivery))
 	get("/v1/events", s.read(s.listEvents))
 	get("/v1/events/{event_id}", s.read(s.getEvent))
+	post("/v1/webhook_endpoints", s.write(s.createWebhookEndpoint))
+	get("/v1/webhook_endpoints", s.read(s.listWebhookEndpoints))
+	get("/v1/webhook_endpoints/{webhook_endpoint_id}", s.read(s.getWebhookEndpoint))
+	patch("/v1/webhook_endpoints/{webhook_endpoint_id}", s.write(s.updateWebhookEndpoint))
+	del("/v1/webhook_endpoints/{webhook_endpoint_id}", s.write(s.deleteWebhookEndpoint))
+	post("/v1/webhook_endpoints/{webhook_endpoint_id}/rotate_secret", s.write(s.rotateWebhookSecret))
 	return r
 }
 

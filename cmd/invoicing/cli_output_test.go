@@ -81,7 +81,7 @@ func TestProjectionsStatusJSON(t *testing.T) {
 			t.Errorf("checkpoint %q: %v", p.Checkpoint, err)
 		}
 	}
-	if !slices.Equal(names, []string{"companies", "customers", "invoices", "credit_notes"}) {
+	if !slices.Equal(names, []string{"companies", "customers", "invoices", "credit_notes", "webhook_endpoints"}) {
 		t.Errorf("projections = %v", names)
 	}
 

@@ -65,6 +65,17 @@ type config struct {
 	MetricsAddr string
 	Tracing     tracingConfig
 	Audit       auditConfig
+	Webhooks    webhooksConfig
+}
+
+// webhooksConfig is the webhook endpoints' settings.
+type webhooksConfig struct {
+	// AllowPrivateNetworks lifts the URL guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true):
+	// plain http and any address, for tests and on-premises receivers.
+	AllowPrivateNetworks bool
+	// SecretKey is the master key of the signing secrets
+	// (WEBHOOK_SECRET_KEY); nil: the one kept in the database.
+	SecretKey []byte
 }
 
 // auditConfig tunes the sealer that records the event log's audit chain.
@@ -153,6 +164,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	loadTelemetryConfig(getenv, &cfg, &problems)
 	loadAuditConfig(getenv, &cfg, &problems)
+	loadWebhooksConfig(getenv, &cfg, &problems)
 	if err := errors.Join(problems...); err != nil {
 		return config{}, fmt.Errorf("configuration: %w", err)
 	}
@@ -219,6 +231,25 @@ func signingKey(getenv func(string) string) (ed25519.PrivateKey, error) {
 		return nil, fmt.Errorf("AUDIT_SIGNING_KEY: %w", err)
 	}
 	return key, nil
+}
+
+// loadWebhooksConfig reads WEBHOOK_ALLOW_PRIVATE_NETWORKS and
+// WEBHOOK_SECRET_KEY (never echoed).
+func loadWebhooksConfig(getenv func(string) string, cfg *config, problems *[]error) {
+	switch v := getenv("WEBHOOK_ALLOW_PRIVATE_NETWORKS"); v {
+	case "", "false":
+	case "true":
+		cfg.Webhooks.AllowPrivateNetworks = true
+	default:
+		*problems = append(*problems, fmt.Errorf("WEBHOOK_ALLOW_PRIVATE_NETWORKS=%q: want true or false", v))
+	}
+	if v := getenv("WEBHOOK_SECRET_KEY"); v != "" {
+		key, err := parseWebhookKey(v)
+		if err != nil {
+			*problems = append(*problems, err)
+		}
+		cfg.Webhooks.SecretKey = key
+	}
 }
 
 // loadTelemetryConfig reads METRICS_ADDR and whether to export traces.

@@ -245,3 +245,42 @@ func TestAuditSettings(t *testing.T) {
 		})
 	}
 }
+
+func TestWebhookSettings(t *testing.T) {
+	base := map[string]string{"DATABASE_URL": "postgres://x", "AUTH_HS256_SECRET": testSecret}
+	key := base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+	short := base64.StdEncoding.EncodeToString([]byte("0123456789abcdef"))
+	tests := []struct {
+		name    string
+		env     map[string]string
+		wantErr string // "" when valid
+		check   func(webhooksConfig) bool
+	}{
+		{"defaults", nil, "", func(w webhooksConfig) bool { return !w.AllowPrivateNetworks && w.SecretKey == nil }},
+		{"private networks", map[string]string{"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true"}, "",
+			func(w webhooksConfig) bool { return w.AllowPrivateNetworks }},
+		{"private networks maybe", map[string]string{"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "yes"}, "WEBHOOK_ALLOW_PRIVATE_NETWORKS", nil},
+		{"a key", map[string]string{"WEBHOOK_SECRET_KEY": key}, "", func(w webhooksConfig) bool { return len(w.SecretKey) == 32 }},
+		{"a short key", map[string]string{"WEBHOOK_SECRET_KEY": short}, "WEBHOOK_SECRET_KEY", nil},
+		{"not base64", map[string]string{"WEBHOOK_SECRET_KEY": "not base64!"}, "WEBHOOK_SECRET_KEY", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := loadConfig(func(k string) string {
+				if v, ok := tt.env[k]; ok {
+					return v
+				}
+				return base[k]
+			})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), short) {
+					t.Fatalf("err = %v, want one naming %s (and never the key)", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !tt.check(cfg.Webhooks) {
+				t.Fatalf("loadConfig = %+v, %v", cfg.Webhooks, err)
+			}
+		})
+	}
+}

@@ -203,12 +203,12 @@ func TestREADMESessionWorks(t *testing.T) {
 	if !strings.Contains(script, "API="+strings.TrimPrefix(s.url, "http://")) {
 		t.Fatal("the README session no longer sets API=localhost:8080")
 	}
-	script += readmeBlock(t, "## Changing records")
+	script += readmeBlock(t, "## Changing records") + readmeBlock(t, "## Credit notes and payments")
 	out, calls := runREADMESession(t, script, s.url)
 	if strings.Contains(out, `"error"`) {
 		t.Errorf("README session met an error:\n%s", out)
 	}
-	steps := append(readmeSteps(), changingRecordsSteps(time.Now())...)
+	steps := append(append(readmeSteps(), changingRecordsSteps(time.Now())...), settlementSteps()...)
 	if len(calls) != len(steps) {
 		t.Errorf("the README session made %d calls; want %d:\n%s", len(calls), len(steps), out)
 	}
@@ -253,6 +253,30 @@ func changingRecordsSteps(today time.Time) []readmeStep {
 		{name: "issue it dated today", method: "POST", path: invoice + `/issue`, status: 200,
 			fields: map[string]any{"status": "issued", "number": "INV-000002", "version": 3, "issue_date": day, "due_date": due},
 			check:  sameID("second draft")},
+	}
+}
+
+// settlementSteps is the README's "Credit notes and payments": the invoice
+// issued today credited for one hour and paid the rest, then found among
+// the paid ones, with its credit note.
+func settlementSteps() []readmeStep {
+	company := `/v1/companies/` + uuidRE
+	invoice := company + `/invoices/` + uuidRE
+	return []readmeStep{
+		{name: "credit an hour", method: "POST", path: invoice + `/credit_notes`, status: 201,
+			fields: map[string]any{"number": "CN-000001", "invoice_number": "INV-000002", "total_minor": 11900},
+			check: func(t *testing.T, body map[string]any, ids map[string]string) {
+				if body["invoice_id"] != ids["second draft"] {
+					t.Errorf("invoice_id = %v; want the second draft, %s", body["invoice_id"], ids["second draft"])
+				}
+				ids["credit note"], _ = body["id"].(string)
+			}},
+		{name: "pay what is due", method: "POST", path: invoice + `/payments`, status: 201,
+			fields: map[string]any{"amount_credited_minor": 11900, "amount_paid_minor": 23800, "amount_due_minor": 0,
+				"payment_status": "paid", "version": 5},
+			check: sameID("second draft")},
+		{name: "list the paid invoices", method: "GET", path: company + `/invoices\?payment_status=paid`, status: 200, check: listOf("second draft")},
+		{name: "list the invoice's credit notes", method: "GET", path: company + `/credit_notes\?invoice_id=` + uuidRE, status: 200, check: listOf("credit note")},
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/invoicing/invoicing/query"
 	"github.com/invoicing/invoicing/transport"
 	"github.com/invoicing/invoicing/transport/auth"
+	"github.com/invoicing/invoicing/webhook"
 )
 
 // serve applies migrations, starts the projectors and the HTTP server, and
@@ -57,6 +58,11 @@ type app struct {
 	logger    *slog.Logger
 	timeouts  httpTimeouts
 	obs       *observability
+	// webhookKey is the master key of the webhook signing secrets
+	// (webhook.Secret), webhookGuard the URL guard (registrations and
+	// deliveries: its DialContext).
+	webhookKey   []byte
+	webhookGuard *webhook.Guard
 }
 
 func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
@@ -87,14 +93,25 @@ func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
 	})
 	obs.watch(pool, group, store)
 	queries := query.New(pool)
+	masterKey, err := webhookMasterKey(ctx, cfg.Webhooks.SecretKey, pool)
+	if err != nil {
+		store.Close()
+		pool.Close()
+		obs.close()
+		return nil, err
+	}
+	guard := newURLGuard(cfg.Webhooks.AllowPrivateNetworks)
 	commands := command.NewHandler(command.Config{
 		Store: store, Waiter: group, Directory: command.CachedDirectory(directory{queries}, command.DefaultDirectoryCacheSize), Logger: logger, WaitTimeout: cfg.WaitTimeout,
+		WebhookEndpoints: webhookEndpointDirectory{queries}, URLChecker: urlGuard{guard}, WebhookSecrets: webhookSecrets(masterKey),
+		PublicEventTypes: publicEventTypes,
 	})
 	sealer := audit.NewSealer(store, pool, logger, audit.SealerOptions{
 		SealEvery: cfg.Audit.SealEvery, SealInterval: cfg.Audit.SealInterval, Key: cfg.Audit.SigningKey,
 		Yield: group.CatchingUp,
 	})
-	a := &app{pool: pool, store: store, group: group, sealer: sealer, sealerOff: cfg.Audit.Off, logger: logger, timeouts: cfg.HTTP, obs: obs}
+	a := &app{pool: pool, store: store, group: group, sealer: sealer, sealerOff: cfg.Audit.Off, logger: logger, timeouts: cfg.HTTP, obs: obs,
+		webhookKey: masterKey, webhookGuard: guard}
 	a.handler = obs.traceHandler(transport.NewHandler(transport.Config{
 		Commands: commands, Queries: queries, Auth: verifier, Logger: logger,
 		MaxBodyBytes: cfg.MaxBodyBytes, Ready: a.ready, QuarantinedEvents: group.QuarantineCount,

@@ -85,6 +85,7 @@ func TestOperations(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
+		"DELETE /v1/webhook_endpoints/{webhook_endpoint_id}",
 		"GET /healthz",
 		"GET /readyz",
 		"GET /v1/companies",
@@ -102,10 +103,13 @@ func TestOperations(t *testing.T) {
 		"GET /v1/events",
 		"GET /v1/events/{event_id}",
 		"GET /v1/openapi.yaml",
+		"GET /v1/webhook_endpoints",
+		"GET /v1/webhook_endpoints/{webhook_endpoint_id}",
 		"GET /v1/webhook_endpoints/{webhook_endpoint_id}/deliveries",
 		"PATCH /v1/companies/{company_id}",
 		"PATCH /v1/companies/{company_id}/customers/{customer_id}",
 		"PATCH /v1/companies/{company_id}/invoices/{invoice_id}",
+		"PATCH /v1/webhook_endpoints/{webhook_endpoint_id}",
 		"POST /v1/companies",
 		"POST /v1/companies/{company_id}/archive",
 		"POST /v1/companies/{company_id}/customers",
@@ -118,7 +122,9 @@ func TestOperations(t *testing.T) {
 		"POST /v1/companies/{company_id}/invoices/{invoice_id}/payments/{payment_id}/reverse",
 		"POST /v1/companies/{company_id}/invoices/{invoice_id}/void",
 		"POST /v1/companies/{company_id}/unarchive",
+		"POST /v1/webhook_endpoints",
 		"POST /v1/webhook_endpoints/{webhook_endpoint_id}/deliveries/{delivery_id}/retry",
+		"POST /v1/webhook_endpoints/{webhook_endpoint_id}/rotate_secret",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("Operations() = %q, want %q", got, want)
@@ -180,6 +186,12 @@ func TestErrorResponses(t *testing.T) {
 		"listEvents": slices.DeleteFunc(slices.Clone(lists), func(s string) bool { return s == "404" }),
 		"getEvent":   slices.Insert(slices.Clone(gets), 6, "406"),
 		"getOpenAPI": {"200", "405"}, "healthz": {"200", "405", "503"}, "readyz": {"200", "405", "503"},
+		// Webhook endpoints belong to the account: no list under a record
+		// (404); a delete takes no body (408, 413, 415) and answers 204.
+		"createWebhookEndpoint": slices.DeleteFunc(slices.Clone(creates), func(s string) bool { return s == "404" }),
+		"listWebhookEndpoints":  slices.DeleteFunc(slices.Clone(lists), func(s string) bool { return s == "404" }),
+		"getWebhookEndpoint":    gets, "updateWebhookEndpoint": lifecycle, "rotateWebhookSecret": lifecycle,
+		"deleteWebhookEndpoint": {"204", "400", "401", "403", "404", "405", "409", "412", "422", "500", "503"},
 	}
 	public := map[string]bool{"getOpenAPI": true, "healthz": true, "readyz": true}
 	doc, err := openapi3.NewLoader().LoadFromData(transport.OpenAPIDocument())
