@@ -166,7 +166,7 @@ func (s *Sender) Run(ctx context.Context) {
 
 // lease is how long a claimed delivery is left to its sender: past it, a
 // sender that died is presumed dead and the delivery is due again.
-func (s *Sender) lease() time.Duration { return 2*s.opts.Timeout + 30*time.Second }
+func (s *Sender) lease() time.Duration { return 2*s.opts.Timeout + 5*time.Second }
 
 // backoff is the delay before retry n (1 after the first failure).
 func (s *Sender) backoff(n int) time.Duration {
