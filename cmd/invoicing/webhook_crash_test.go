@@ -369,4 +369,3 @@ func TestTheDispatcherFailsOverToAnotherInstance(t *testing.T) {
 	w.writeCustomers(t, "after", 100)
 	checkDelivered(t, rc, feed(t, current.Load().(string), w.tok))
 }
-
