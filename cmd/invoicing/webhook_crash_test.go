@@ -28,7 +28,6 @@ import (
 // it: no deferred function, no shutdown, connections cut as a crash cuts
 // them.
 type servedProcess struct {
-	t   *testing.T
 	url string
 	cmd *exec.Cmd
 	log *os.File
@@ -62,40 +61,48 @@ func serveEnv(dbURL, addr string) []string {
 // startServe starts a served process on addr and waits until it is ready.
 func startServe(t *testing.T, dbURL, addr string) *servedProcess {
 	t.Helper()
+	p, err := launch(t, dbURL, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// launch is startServe for any goroutine: it reports instead of failing
+// the test.
+func launch(t *testing.T, dbURL, addr string) (*servedProcess, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		t.Skip(err)
+		return nil, err
 	}
 	log, err := os.CreateTemp(t.TempDir(), "serve-*.log")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	cmd := exec.Command(exe, "-test.run=^TestExitCodes$")
 	cmd.Env, cmd.Stdout, cmd.Stderr = serveEnv(dbURL, addr), log, log
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	p := &servedProcess{t: t, url: "http://" + addr, cmd: cmd, log: log}
+	p := &servedProcess{url: "http://" + addr, cmd: cmd, log: log}
 	t.Cleanup(p.kill)
-	p.waitReady()
-	return p
+	return p, p.waitReady()
 }
 
-func (p *servedProcess) waitReady() {
-	p.t.Helper()
+func (p *servedProcess) waitReady() error {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		res, err := http.Get(p.url + "/readyz")
 		if err == nil {
 			_ = res.Body.Close() // the status is all a probe needs
 			if res.StatusCode == http.StatusOK {
-				return
+				return nil
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	out, _ := os.ReadFile(p.log.Name())
-	p.t.Fatalf("the service at %s did not become ready; its log:\n%s", p.url, out)
+	out, _ := os.ReadFile(p.log.Name()) // for the message only
+	return fmt.Errorf("the service at %s did not become ready; its log:\n%s", p.url, out)
 }
 
 // kill sends SIGKILL and reaps the process; again is a no-op.
@@ -275,7 +282,6 @@ func TestEveryEventIsDeliveredThroughCrashesAndAReceiverOutage(t *testing.T) {
 		t.Skip("kills the service twice and waits for 1,000 deliveries")
 	}
 	dbURL, addr := pgtest.NewDatabase(t), freeAddr(t)
-	var mu sync.Mutex
 	proc := startServe(t, dbURL, addr)
 	downUntil := time.Now().Add(20 * time.Second)
 	rc := newHookReceiver(t, func() int {
@@ -293,11 +299,13 @@ func TestEveryEventIsDeliveredThroughCrashesAndAReceiverOutage(t *testing.T) {
 			for w.count.Load() < at {
 				time.Sleep(10 * time.Millisecond)
 			}
-			mu.Lock()
 			proc.kill()
 			time.Sleep(200 * time.Millisecond)
-			proc = startServe(t, dbURL, addr)
-			mu.Unlock()
+			var err error
+			if proc, err = launch(t, dbURL, addr); err != nil {
+				t.Error(err)
+				return
+			}
 		}
 	}()
 	w.writeCustomers(t, "crash", 1000)
