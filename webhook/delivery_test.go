@@ -190,6 +190,12 @@ func TestADeliveryFailsWhenItsRetriesExpireAndCanBeRetriedByHand(t *testing.T) {
 		t.Fatalf("retry = %+v, %v: want it pending, due now", d, err)
 	}
 	waitFor(t, "the retried delivery", func() bool { return len(rc.successes()) == 1 })
+	// The same request again (a client's retry after a timeout): no
+	// second attempt.
+	again, err := log.Retry(context.Background(), "acme", ep.ID, list[0].ID, "retry-key-1")
+	if err != nil || again.Status != "succeeded" {
+		t.Fatalf("the retry's replay = %+v, %v: want the delivery as it is, succeeded", again, err)
+	}
 	if _, err := log.Retry(context.Background(), "globex", ep.ID, list[0].ID, "retry-key-2"); err != ErrNotFound {
 		t.Errorf("another account's retry = %v, want ErrNotFound", err)
 	}

@@ -251,3 +251,45 @@ func TestADeliveryToAHostNowResolvingInsideIsRefused(t *testing.T) {
 		})
 	}
 }
+
+func TestWebhookDeliverySettings(t *testing.T) {
+	base := map[string]string{"DATABASE_URL": "postgres://x", "AUTH_HS256_SECRET": testSecret}
+	tests := []struct {
+		name    string
+		env     map[string]string
+		wantErr string // "" when valid
+		check   func(deliveryConfig) bool
+	}{
+		{"defaults", nil, "", func(d deliveryConfig) bool {
+			return d.RetryFor == 72*time.Hour && d.DisableAfter == 120*time.Hour && d.Timeout == 10*time.Second &&
+				d.BackoffMin == 5*time.Second && d.BackoffMax == time.Hour && d.Workers == 16
+		}},
+		{"shorter", map[string]string{"WEBHOOK_RETRY_FOR": "1h", "WEBHOOK_DISABLE_AFTER": "2h", "WEBHOOK_TIMEOUT": "3s",
+			"WEBHOOK_BACKOFF_MIN": "10ms", "WEBHOOK_BACKOFF_MAX": "1s", "WEBHOOK_WORKERS": "4"}, "", func(d deliveryConfig) bool {
+			return d.RetryFor == time.Hour && d.DisableAfter == 2*time.Hour && d.Timeout == 3*time.Second &&
+				d.BackoffMin == 10*time.Millisecond && d.BackoffMax == time.Second && d.Workers == 4
+		}},
+		{"a timeout that is no duration", map[string]string{"WEBHOOK_TIMEOUT": "10"}, "WEBHOOK_TIMEOUT", nil},
+		{"a cap below the first delay", map[string]string{"WEBHOOK_BACKOFF_MIN": "2s", "WEBHOOK_BACKOFF_MAX": "1s"}, "WEBHOOK_BACKOFF_MAX", nil},
+		{"no workers", map[string]string{"WEBHOOK_WORKERS": "0"}, "WEBHOOK_WORKERS", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := loadConfig(func(k string) string {
+				if v, ok := tt.env[k]; ok {
+					return v
+				}
+				return base[k]
+			})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one naming %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !tt.check(cfg.Delivery) {
+				t.Fatalf("loadConfig = %+v, %v", cfg.Delivery, err)
+			}
+		})
+	}
+}
