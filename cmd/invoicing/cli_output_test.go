@@ -81,7 +81,7 @@ func TestProjectionsStatusJSON(t *testing.T) {
 			t.Errorf("checkpoint %q: %v", p.Checkpoint, err)
 		}
 	}
-	if !slices.Equal(names, []string{"companies", "customers", "invoices", "credit_notes", "webhook_endpoints"}) {
+	if !slices.Equal(names, []string{"companies", "customers", "invoices", "credit_notes", "public_events", "webhook_endpoints"}) {
 		t.Errorf("projections = %v", names)
 	}
 
@@ -94,6 +94,9 @@ func TestProjectionsStatusJSON(t *testing.T) {
 	decodeObject(t, out, &doc, "projections", "quarantined_events")
 	var streams []string
 	for _, qe := range doc.QuarantinedEvents {
+		if qe.Projection == "public_events" && qe.Stream == broken {
+			continue // the broken event is no public event either
+		}
 		streams = append(streams, qe.Stream)
 		if qe.Projection != "companies" || qe.Type != events.TypeCompanyCreated || qe.EventID == "" || qe.Since == "" || qe.Error == "" {
 			t.Errorf("quarantined event %+v: want every field filled", qe)

@@ -11,6 +11,7 @@ import (
 
 // TestLifecycleBodiesAndEventsMatchTheirGoldenFiles pins a revised, an
 // issued (on a later day) and a voided invoice as the API answers them, and the JSON of every event type
+// (issue 23's too: a second invoice is credited, paid and its payment reversed)
 // as the events table stores it (data and metadata, byte for byte but for
 // the normalised ids, times and hashes). A change to an event's shape shows
 // up in testdata/events.golden, where a reviewer sees it: stored events are
@@ -47,6 +48,13 @@ func TestLifecycleBodiesAndEventsMatchTheirGoldenFiles(t *testing.T) {
 	} {
 		s.mustWrite(t, step.path, b.tok, s.action(t, step.path, step.verb, b.tok, step.key, "", nil))
 	}
+
+	// Issue 23: a credit note (and its number), a payment and its reversal.
+	settled := b.issued(t, "golden-settled", b.invoiceBody(t, nil))
+	b.mustCreditNote(t, settled, "golden-credit-note", map[string]any{"reason": "Returned", "issue_date": "2025-02-10",
+		"lines": []any{mline("Refund", "1", 1000, 1900, "")}})
+	paid := b.mustPay(t, settled, "golden-payment", payment(5000))
+	b.mustChange(t, b.reverse(t, settled, lastPaymentID(t, paid), "golden-reversal", `{"reason":"Bounced"}`))
 
 	type storedEvent struct {
 		Type     string          `json:"event_type"`
