@@ -48,6 +48,16 @@ func (e WebhookEndpoint) Subscribes(publicType string) bool {
 	return false
 }
 
+// SigningGenerations are the secret generations that sign a delivery sent
+// at now, newest first: the current one, and the previous one until
+// PreviousValidUntil (a rotation's grace period).
+func (e WebhookEndpoint) SigningGenerations(now time.Time) []int {
+	if e.PreviousValidUntil != nil && now.Before(*e.PreviousValidUntil) && e.SecretGeneration > 1 {
+		return []int{e.SecretGeneration, e.SecretGeneration - 1}
+	}
+	return []int{e.SecretGeneration}
+}
+
 const webhookEndpointColumns = `position_hi, position_lo, id::text, account_id, url, event_types,
 	coalesce(description, ''), enabled, coalesce(disabled_reason, ''), secret_generation, previous_valid_until,
 	created_at, updated_at, version`

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"slices"
 	"testing"
 
@@ -55,6 +56,13 @@ func TestLifecycleBodiesAndEventsMatchTheirGoldenFiles(t *testing.T) {
 		"lines": []any{mline("Refund", "1", 1000, 1900, "")}})
 	paid := b.mustPay(t, settled, "golden-payment", payment(5000))
 	b.mustChange(t, b.reverse(t, settled, lastPaymentID(t, paid), "golden-reversal", `{"reason":"Bounced"}`))
+
+	// A webhook endpoint's whole life (issue 24).
+	_, endpoint := s.createWebhookEndpoint(t, b.tok, "golden-endpoint", `{"url":"`+publicURL+`","description":"ERP"}`)
+	endpointPath := "/v1/webhook_endpoints/" + endpoint["id"].(string)
+	s.mustWrite(t, endpointPath, b.tok, s.patch(t, endpointPath, b.tok, "golden-endpoint-update", `{"enabled":false}`, nil))
+	mustStatus(t, s.action(t, endpointPath, "rotate_secret", b.tok, "golden-endpoint-rotate", "", nil), http.StatusOK)
+	mustStatus(t, s.do(t, request{method: http.MethodDelete, path: endpointPath, token: b.tok, key: "golden-endpoint-delete"}), http.StatusNoContent)
 
 	type storedEvent struct {
 		Type     string          `json:"event_type"`

@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"net/netip"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/invoicing/invoicing/command"
+	"github.com/invoicing/invoicing/query"
 	"github.com/invoicing/invoicing/webhook"
 )
 
@@ -280,6 +282,14 @@ func TestWebhookEndpointsRebuildToTheSameRowsAndSecrets(t *testing.T) {
 		t.Errorf("rotated secret %v, want webhook.Secret(key, acme, id, 2) = %s (%v)", rotated.object(t)["secret"], want, err)
 	}
 
+	// The dispatcher's read: enabled and not deleted endpoints only, with
+	// the generations that sign (the previous one for 24 h).
+	forAcme, err := query.New(s.pool).WebhookEndpointsFor(context.Background(), "acme")
+	if err != nil || len(forAcme) != 1 || forAcme[0].ID != ids[1] || forAcme[0].SecretGeneration != 2 ||
+		!slices.Equal(forAcme[0].SigningGenerations(time.Now()), []int{2, 1}) || forAcme[0].Position.IsZero() {
+		t.Errorf("WebhookEndpointsFor(acme) = %+v, %v; want the rotated endpoint alone", forAcme, err)
+	}
+
 	dump := func() string {
 		var out string
 		err := s.pool.QueryRow(context.Background(), `SELECT coalesce(json_agg(w ORDER BY position_hi, position_lo)::text, '')
@@ -318,5 +328,37 @@ func TestAGeneratedWebhookMasterKeyIsKeptForEveryInstance(t *testing.T) {
 	configured := []byte("0123456789abcdef0123456789abcdef")
 	if got, err := webhookMasterKey(ctx, configured, s.pool); err != nil || string(got) != string(configured) {
 		t.Fatalf("WEBHOOK_SECRET_KEY is not the key (%v)", err)
+	}
+}
+
+func TestAnEndpointSubscribesToPublicEventTypes(t *testing.T) {
+	// The public types are publicevents.Types in serve; this test names
+	// two of them itself, so that it holds whatever the catalogue lists.
+	saved := publicEventTypes
+	publicEventTypes = []string{"invoice.issued", "invoice.voided"}
+	t.Cleanup(func() { publicEventTypes = saved })
+	s := newService(t)
+	tok := token(t, "acme")
+
+	_, ep := s.createWebhookEndpoint(t, tok, "endpoint-1", `{"url":"`+publicURL+`","event_types":["invoice.voided","invoice.issued"]}`)
+	if got := ep["event_types"].([]any); len(got) != 2 || got[0] != "invoice.voided" || got[1] != "invoice.issued" {
+		t.Errorf("event_types = %v, want them as sent", got)
+	}
+	path := "/v1/webhook_endpoints/" + ep["id"].(string)
+	mustFail(t, s.patch(t, path, tok, "patch-key-1", `{"event_types":["invoice.issued","invoice.issued"]}`, nil),
+		http.StatusUnprocessableEntity, "validation_failed", "event_types[1]")
+	mustFail(t, s.patch(t, path, tok, "patch-key-2", `{"event_types":["*","invoice.issued"]}`, nil),
+		http.StatusUnprocessableEntity, "validation_failed", "event_types[0]")
+	narrowed := s.mustWrite(t, path, tok, s.patch(t, path, tok, "patch-key-3", `{"event_types":["invoice.issued"]}`, nil))
+	if got := narrowed["event_types"].([]any); len(got) != 1 || got[0] != "invoice.issued" {
+		t.Errorf("narrowed event_types = %v", got)
+	}
+	all := s.mustWrite(t, path, tok, s.patch(t, path, tok, "patch-key-4", `{"event_types":null}`, nil))
+	if got := all["event_types"].([]any); len(got) != 1 || got[0] != "*" {
+		t.Errorf("event_types after null = %v, want [*]", got)
+	}
+	forAcme, err := query.New(s.pool).WebhookEndpointsFor(context.Background(), "acme")
+	if err != nil || len(forAcme) != 1 || len(forAcme[0].EventTypes) != 0 || !forAcme[0].Subscribes("company.created") {
+		t.Errorf("WebhookEndpointsFor = %+v, %v: want every type (event_types empty)", forAcme, err)
 	}
 }
