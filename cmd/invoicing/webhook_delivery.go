@@ -88,17 +88,13 @@ func (d deliveryEndpoints) For(ctx context.Context, accountID string) ([]webhook
 }
 
 func (d deliveryEndpoints) secrets(e query.WebhookEndpoint) ([]string, error) {
-	current, err := webhook.Secret(d.key, e.AccountID, e.ID, e.SecretGeneration)
-	if err != nil {
-		return nil, fmt.Errorf("endpoint %s: %w", e.ID, err)
-	}
-	secrets := []string{current}
-	if e.SecretGeneration > 1 && e.PreviousValidUntil != nil && d.now().Before(*e.PreviousValidUntil) {
-		previous, err := webhook.Secret(d.key, e.AccountID, e.ID, e.SecretGeneration-1)
+	var secrets []string
+	for _, gen := range e.SigningGenerations(d.now()) {
+		secret, err := webhook.Secret(d.key, e.AccountID, e.ID, gen)
 		if err != nil {
 			return nil, fmt.Errorf("endpoint %s: %w", e.ID, err)
 		}
-		secrets = append(secrets, previous)
+		secrets = append(secrets, secret)
 	}
 	return secrets, nil
 }
