@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/gorilla/mux"
@@ -50,7 +51,13 @@ func deliveryFromLog(d webhook.Delivery) deliveryJSON {
 	return out
 }
 
+// errNoDeliveries is the 500 of a server built without a delivery log.
+var errNoDeliveries = errors.New("transport: no webhook delivery log configured")
+
 func (s *server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) error {
+	if s.Deliveries == nil {
+		return errNoDeliveries
+	}
 	perr := &command.ValidationError{}
 	params := parseList(perr, r.URL.Query())
 	endpointID := pathUUID(perr, "webhook_endpoint_id", mux.Vars(r)["webhook_endpoint_id"])
@@ -70,6 +77,9 @@ func (s *server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) e
 }
 
 func (s *server) retryWebhookDelivery(w http.ResponseWriter, r *http.Request) error {
+	if s.Deliveries == nil {
+		return errNoDeliveries
+	}
 	perr := &command.ValidationError{}
 	endpointID := pathUUID(perr, "webhook_endpoint_id", mux.Vars(r)["webhook_endpoint_id"])
 	deliveryID := pathUUID(perr, "delivery_id", mux.Vars(r)["delivery_id"])

@@ -50,8 +50,9 @@ CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at)
 -- stream; and the per-endpoint limit of deliveries in flight.
 CREATE INDEX webhook_deliveries_pending_order ON webhook_deliveries (endpoint_id, stream_name, position_hi, position_lo)
 	WHERE status = 'pending';
--- The delivery log of an endpoint, newest first (keyset on created_at, id).
-CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries (account_id, endpoint_id, created_at DESC, id DESC);
+-- The delivery log of an endpoint, in the events' order (keyset on the
+-- position).
+CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries (account_id, endpoint_id, position_hi, position_lo);
 
 -- Every attempt of a delivery: HTTP status (null when no answer came),
 -- latency, and the error when it failed.
