@@ -189,6 +189,22 @@ func TestDeliveriesAreSignedPublicEventsWithALog(t *testing.T) {
 	mustStatus(t, retried, http.StatusOK)
 	eventually(t, 20*time.Second, "the retried delivery", func() bool { return len(rc.delivered()) == 3 })
 
+	// After a rotation both secrets sign for 24 h: a receiver still
+	// holding the old one verifies, and so does one holding the new one.
+	rot := s.post(t, "/v1/webhook_endpoints/"+ep["id"].(string)+"/rotate_secret", tok, "rotate-hook-1", "")
+	mustStatus(t, rot, http.StatusOK)
+	newSecret := mustSecret(t, rot.object(t))
+	s.createCompany(t, tok, "hooked-co-2", minimalCompany)
+	eventually(t, 20*time.Second, "the delivery after the rotation", func() bool { return len(rc.delivered()) == 4 })
+	hooks := rc.hooks()
+	after := hooks[len(hooks)-1]
+	for _, sec := range []string{secret, newSecret} {
+		v, _ := standardwebhooks.NewWebhook(sec)
+		if err := v.Verify(after.body, after.header); err != nil {
+			t.Errorf("the delivery after the rotation does not verify with %s...: %v", sec[:10], err)
+		}
+	}
+
 	other := token(t, "someone-else", "invoicing:write")
 	mustStatus(t, s.get(t, logPath, other), http.StatusNotFound)
 	mustStatus(t, s.post(t, logPath+"/"+last["id"].(string)+"/retry", other, "retry-now-2", ""), http.StatusNotFound)
