@@ -309,3 +309,76 @@ func TestWebhookDeliverySettings(t *testing.T) {
 		})
 	}
 }
+
+// The delivery metrics: attempts by result, and the shared queue's
+// retries pending and oldest pending age, while a receiver fails and once
+// it recovers.
+func TestWebhookMetrics(t *testing.T) {
+	s := newService(t, fastRetries, func(c *config) { c.MetricsAddr = "127.0.0.1:0" })
+	tok := token(t, "metered", "invoicing:write")
+	var mu sync.Mutex
+	up := false
+	rc := newHookReceiver(t, func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		if up {
+			return http.StatusOK
+		}
+		return http.StatusServiceUnavailable
+	})
+	s.createWebhookEndpoint(t, tok, "metered-endpoint", `{"url":"`+rc.URL+`"}`)
+	s.createCompany(t, tok, "metered-co", minimalCompany)
+	eventually(t, 20*time.Second, "two failed attempts", func() bool { return len(rc.hooks()) >= 2 })
+	m := scrapeMetrics(t, s)
+	if v := m.mustValue(t, "invoicing_webhook_retries_pending", nil); v != 1 {
+		t.Errorf("retries pending = %v, want 1", v)
+	}
+	if v := m.mustValue(t, "invoicing_webhook_oldest_pending_seconds", nil); v <= 0 {
+		t.Errorf("oldest pending = %v s, want > 0", v)
+	}
+	if v := m.mustValue(t, "invoicing_webhook_deliveries_total", map[string]string{"result": "retried"}); v < 1 {
+		t.Errorf("retried = %v, want ≥ 1", v)
+	}
+	mu.Lock()
+	up = true
+	mu.Unlock()
+	eventually(t, 20*time.Second, "the delivery", func() bool { return len(rc.delivered()) == 1 })
+	eventually(t, 5*time.Second, "the success counted", func() bool {
+		m = scrapeMetrics(t, s)
+		v, _ := m.value("invoicing_webhook_deliveries_total", map[string]string{"result": "succeeded"})
+		return v == 1
+	})
+	for name, want := range map[string]float64{"invoicing_webhook_retries_pending": 0, "invoicing_webhook_oldest_pending_seconds": 0} {
+		if v := m.mustValue(t, name, nil); v != want {
+			t.Errorf("%s = %v, want %v", name, v, want)
+		}
+	}
+	if v := m.mustValue(t, "invoicing_webhook_deliveries_total", map[string]string{"result": "failed"}); v != 0 {
+		t.Errorf("failed = %v, want 0", v)
+	}
+}
+
+// An endpoint whose deliveries keep failing is disabled through the write
+// side, and says why.
+func TestADeadEndpointIsDisabled(t *testing.T) {
+	s := newService(t, fastRetries, func(c *config) {
+		c.Delivery.RetryFor, c.Delivery.DisableAfter = 300*time.Millisecond, 200*time.Millisecond
+	})
+	tok := token(t, "dead-end", "invoicing:write")
+	rc := newHookReceiver(t, func() int { return http.StatusInternalServerError })
+	_, ep := s.createWebhookEndpoint(t, tok, "dead-endpoint", `{"url":"`+rc.URL+`"}`)
+	s.createCompany(t, tok, "dead-end-co", minimalCompany)
+	path := "/v1/webhook_endpoints/" + ep["id"].(string)
+	var got map[string]any
+	eventually(t, 20*time.Second, "the endpoint disabled", func() bool {
+		got = s.get(t, path, tok).object(t)
+		return got["enabled"] == false
+	})
+	if reason, _ := got["disabled_reason"].(string); !strings.Contains(reason, "failed") {
+		t.Errorf("disabled_reason = %v, want why", got["disabled_reason"])
+	}
+	deliveries := s.get(t, path+"/deliveries", tok).object(t)["data"].([]any)
+	if len(deliveries) != 1 || deliveries[0].(map[string]any)["status"] != "failed" {
+		t.Errorf("deliveries %v: want the one, failed", deliveries)
+	}
+}
