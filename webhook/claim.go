@@ -19,35 +19,34 @@ type claimed struct {
 }
 
 // claimSQL takes up to $3 due deliveries and leases them until $4, in one
-// short statement. Due: pending, its time come, not leased, and no earlier
-// delivery (by log position) of the same endpoint and stream pending, so a
-// resource's events reach an endpoint in order. Fair: candidates are ranked
-// per endpoint and an endpoint gets at most $2 in flight (busy counts its
-// leases), so one slow or dead endpoint never takes every worker. Two
+// short statement. heads are the deliveries the ordering rule lets go:
+// the earliest pending one (by log position) of each endpoint and stream,
+// so a resource's events reach an endpoint in order; a head being sent
+// (leased) is still pending and still holds back the rest. Reading the
+// heads off the ordering index costs one pass over the pending rows, not
+// one probe per row: a dead endpoint's backlog stays cheap to pass over.
+// Due: a head whose time has come and that nobody holds. Fair: an
+// endpoint gets at most $2 in flight (busy counts its leases, which only
+// heads hold), so one slow or dead endpoint never takes every worker. Two
 // instances claiming at once may each give an endpoint its share: the
 // limit bounds, it does not meter. SKIP LOCKED: concurrent claimers pass
 // over each other's rows instead of waiting.
 const claimSQL = `
-WITH due AS (
-	SELECT d.id, d.endpoint_id, d.next_attempt_at, d.position_hi, d.position_lo
-	FROM webhook_deliveries d
-	WHERE d.status = 'pending' AND d.next_attempt_at <= $1
-		AND (d.lease_until IS NULL OR d.lease_until <= $1)
-		AND NOT EXISTS (
-			SELECT 1 FROM webhook_deliveries e
-			WHERE e.endpoint_id = d.endpoint_id AND e.stream_name = d.stream_name AND e.status = 'pending'
-				AND (e.position_hi, e.position_lo) < (d.position_hi, d.position_lo))
-	ORDER BY d.next_attempt_at
-	LIMIT 1000
+WITH heads AS (
+	SELECT DISTINCT ON (endpoint_id, stream_name) id, endpoint_id, next_attempt_at, lease_until, position_hi, position_lo
+	FROM webhook_deliveries
+	WHERE status = 'pending'
+	ORDER BY endpoint_id, stream_name, position_hi, position_lo
 ), ranked AS (
-	SELECT due.id, row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.position_hi, due.position_lo) AS rn,
-		(SELECT count(*) FROM webhook_deliveries f
-		 WHERE f.endpoint_id = due.endpoint_id AND f.status = 'pending' AND f.lease_until > $1) AS busy
-	FROM due
+	SELECT h.id, h.next_attempt_at,
+		row_number() OVER (PARTITION BY h.endpoint_id ORDER BY h.next_attempt_at, h.position_hi, h.position_lo) AS rn,
+		(SELECT count(*) FROM heads b WHERE b.endpoint_id = h.endpoint_id AND b.lease_until > $1) AS busy
+	FROM heads h
+	WHERE h.next_attempt_at <= $1 AND (h.lease_until IS NULL OR h.lease_until <= $1)
 ), pick AS (
 	SELECT d.id FROM webhook_deliveries d JOIN ranked r ON r.id = d.id
 	WHERE r.rn + r.busy <= $2 AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until <= $1)
-	ORDER BY d.next_attempt_at
+	ORDER BY r.next_attempt_at
 	LIMIT $3
 	FOR UPDATE OF d SKIP LOCKED
 )

@@ -43,11 +43,8 @@ CREATE TABLE webhook_deliveries (
 	UNIQUE (endpoint_id, event_id)
 );
 
--- The senders' claim: pending deliveries by due time.
-CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at)
-	WHERE status = 'pending';
--- The ordering rule: the earliest pending delivery of an endpoint and
--- stream; and the per-endpoint limit of deliveries in flight.
+-- The senders' claim reads the heads off it: the earliest pending
+-- delivery of each endpoint and stream (see webhook/claim.go).
 CREATE INDEX webhook_deliveries_pending_order ON webhook_deliveries (endpoint_id, stream_name, position_hi, position_lo)
 	WHERE status = 'pending';
 -- The delivery log of an endpoint, in the events' order (keyset on the
