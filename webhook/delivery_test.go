@@ -186,8 +186,9 @@ func TestADeliveryFailsWhenItsRetriesExpireAndCanBeRetriedByHand(t *testing.T) {
 	}
 	up.Store(true)
 	d, err := log.Retry(context.Background(), "acme", ep.ID, list[0].ID, "retry-key-1")
-	if err != nil || d.Status != "pending" || d.NextAttemptAt == nil {
-		t.Fatalf("retry = %+v, %v: want it pending, due now", d, err)
+	// The retry wakes the sender, which may have sent it already.
+	if err != nil || (d.Status != "pending" || d.NextAttemptAt == nil) && d.Status != "succeeded" {
+		t.Fatalf("retry = %+v, %v: want it pending, due now (or sent already)", d, err)
 	}
 	waitFor(t, "the retried delivery", func() bool { return len(rc.successes()) == 1 })
 	// The same request again (a client's retry after a timeout): no
