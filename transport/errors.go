@@ -10,6 +10,7 @@ import (
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/query"
 	"github.com/invoicing/invoicing/transport/auth"
+	"github.com/invoicing/invoicing/webhook"
 )
 
 // Errors transport itself detects, before any command or query runs.
@@ -57,12 +58,14 @@ var invalidKeyMessage = fmt.Sprintf("The idempotency-key header is required: %d 
 var errorTable = []errorRow{
 	{as[*command.ValidationError], http.StatusUnprocessableEntity, "validation_failed", "The request is invalid; see details."},
 	{is(query.ErrInvalidCursor), http.StatusUnprocessableEntity, "validation_failed", "The request is invalid; see details."},
+	{is(webhook.ErrInvalidCursor), http.StatusUnprocessableEntity, "validation_failed", "The request is invalid; see details."},
 	{is(command.ErrMalformedBody), http.StatusBadRequest, "malformed_request", "The body must be one well-formed JSON object."},
 	{is(command.ErrInvalidIdempotencyKey), http.StatusBadRequest, "malformed_request", invalidKeyMessage},
 	{is(auth.ErrUnauthenticated), http.StatusUnauthorized, "unauthenticated", "A valid bearer access token is required."},
 	{is(auth.ErrForbidden), http.StatusForbidden, "forbidden", "The access token does not name an account."},
 	{is(errMissingScope), http.StatusForbidden, "forbidden", "The access token lacks the scope this operation needs."},
 	{is(events.ErrNotFound), http.StatusNotFound, "not_found", "The resource does not exist."},
+	{is(webhook.ErrNotFound), http.StatusNotFound, "not_found", "The resource does not exist."},
 	{is(errRouteNotFound), http.StatusNotFound, "not_found", "The resource does not exist."},
 	{is(errMethodNotAllowed), http.StatusMethodNotAllowed, "method_not_allowed", "The method is not allowed on this resource."},
 	{is(errRequestTimeout), http.StatusRequestTimeout, "request_timeout", "The request body was not received in time."},

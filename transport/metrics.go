@@ -50,6 +50,7 @@ var commandKinds = map[string]string{
 	"POST /v1/companies/{company_id}/invoices/{invoice_id}/credit_notes":                  "credit_note",
 	"POST /v1/companies/{company_id}/invoices/{invoice_id}/payments":                      "payment",
 	"POST /v1/companies/{company_id}/invoices/{invoice_id}/payments/{payment_id}/reverse": "payment_reversal",
+	"POST /v1/webhook_endpoints/{webhook_endpoint_id}/deliveries/{delivery_id}/retry":     "webhook_delivery_retry",
 	"POST /v1/webhook_endpoints":                                                          "webhook_endpoint",
 	"PATCH /v1/webhook_endpoints/{webhook_endpoint_id}":                                   "webhook_endpoint_update",
 	"DELETE /v1/webhook_endpoints/{webhook_endpoint_id}":                                  "webhook_endpoint_delete",

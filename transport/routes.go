@@ -51,6 +51,8 @@ func (s *server) routes() *mux.Router {
 	get("/v1/companies/{company_id}/credit_notes/{credit_note_id}", s.read(s.getCreditNote))
 	get("/v1/companies/{company_id}/credit_notes/{credit_note_id}/einvoice", s.read(s.getCreditNoteEInvoice))
 	get("/v1/companies/{company_id}/credit_notes/{credit_note_id}/pdf", s.read(s.getCreditNotePDF))
+	get("/v1/webhook_endpoints/{webhook_endpoint_id}/deliveries", s.read(s.listWebhookDeliveries))
+	post("/v1/webhook_endpoints/{webhook_endpoint_id}/deliveries/{delivery_id}/retry", s.write(s.retryWebhookDelivery))
 	get("/v1/events", s.read(s.listEvents))
 	get("/v1/events/{event_id}", s.read(s.getEvent))
 	post("/v1/webhook_endpoints", s.write(s.createWebhookEndpoint))

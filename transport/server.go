@@ -47,6 +47,12 @@ type Config struct {
 	// PDF renders GET .../invoices/{invoice_id}/pdf; made once (it keeps
 	// what every render needs). Without it that route answers 500.
 	PDF *pdf.Renderer
+	// Deliveries is the webhook delivery log (webhook_deliveries.go);
+	// without it those routes answer 500.
+	Deliveries WebhookDeliveries
+	// WebhookEndpointExists, when set, tells whether the account has the
+	// endpoint, for the delivery log's 404.
+	WebhookEndpointExists func(ctx context.Context, accountID, endpointID string) (bool, error)
 	// EventStore is read to render the public events of GET /v1/events
 	// (EventRenderer). Without it those routes answer 500.
 	EventStore events.Store

@@ -58,6 +58,8 @@ type config struct {
 	Auth          authConfig
 	ShutdownGrace time.Duration
 	WaitTimeout   time.Duration
+	// Delivery tunes webhook delivery (webhook_delivery.go).
+	Delivery deliveryConfig
 	// MetricsAddr is where Prometheus metrics are served (METRICS_ADDR);
 	// "" serves none and collects none.
 	MetricsAddr string
@@ -151,6 +153,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		problems = append(problems, fmt.Errorf("HTTP_WRITE_TIMEOUT=%s: want more than HTTP_READ_TIMEOUT plus the %s read-your-writes wait (%s)", cfg.HTTP.Write, cfg.WaitTimeout, need))
 	}
 	cfg.HTTP.ReadHeader = min(cfg.HTTP.ReadHeader, cfg.HTTP.Read)
+	loadDeliveryConfig(getenv, &cfg, &problems)
 	if err := cfg.LogLevel.UnmarshalText([]byte(or(getenv("LOG_LEVEL"), "info"))); err != nil {
 		problems = append(problems, fmt.Errorf("LOG_LEVEL: %w", err))
 	}

@@ -63,6 +63,8 @@ type app struct {
 	// deliveries: its DialContext).
 	webhookKey   []byte
 	webhookGuard *webhook.Guard
+	// webhooks delivers the public events to the endpoints.
+	webhooks *webhookDelivery
 }
 
 func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
@@ -101,6 +103,9 @@ func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
 		return nil, err
 	}
 	guard := newURLGuard(cfg.Webhooks.AllowPrivateNetworks)
+	if cfg.Delivery.resolver != nil {
+		guard.Resolver = cfg.Delivery.resolver
+	}
 	commands := command.NewHandler(command.Config{
 		Store: store, Waiter: group, Directory: command.CachedDirectory(directory{queries}, command.DefaultDirectoryCacheSize), Logger: logger, WaitTimeout: cfg.WaitTimeout,
 		WebhookEndpoints: webhookEndpointDirectory{queries}, URLChecker: urlGuard{guard}, WebhookSecrets: webhookSecrets(masterKey),
@@ -112,10 +117,13 @@ func open(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
 	})
 	a := &app{pool: pool, store: store, group: group, sealer: sealer, sealerOff: cfg.Audit.Off, logger: logger, timeouts: cfg.HTTP, obs: obs,
 		webhookKey: masterKey, webhookGuard: guard}
+	a.webhooks = newWebhookDelivery(deliveryWiring{cfg: cfg.Delivery, store: store, pool: pool, logger: logger, group: group,
+		queries: queries, commands: commands, key: masterKey, guard: guard, obs: obs})
 	a.handler = obs.traceHandler(transport.NewHandler(transport.Config{
 		Commands: commands, Queries: queries, Auth: verifier, Logger: logger,
 		MaxBodyBytes: cfg.MaxBodyBytes, Ready: a.ready, QuarantinedEvents: group.QuarantineCount,
 		Metrics: obs.httpMetrics(), PDF: renderer, EventStore: store,
+		Deliveries: a.webhooks.log, WebhookEndpointExists: webhookEndpointExists(queries),
 	}))
 	return a, nil
 }
@@ -137,6 +145,9 @@ func openDatabases(ctx context.Context, cfg config, logger *slog.Logger, poolOpt
 	err = migrateReadModels(ctx, pool)
 	if err == nil {
 		err = migrateAudit(ctx, pool)
+	}
+	if err == nil {
+		err = migrateWebhooks(ctx, pool)
 	}
 	if err != nil {
 		store.Close()
@@ -241,6 +252,7 @@ func (a *app) run(ctx context.Context, ln net.Listener, grace time.Duration) err
 			a.sealer.Run(projCtx)
 		}
 	}()
+	a.webhooks.run(projCtx, &wg)
 	stopMetrics := a.obs.serveMetrics()
 	defer stopMetrics()
 	srv := &http.Server{

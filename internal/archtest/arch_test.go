@@ -1,6 +1,6 @@
 // Package archtest checks that dependencies point one way, as the package
 // table of README.md and docs/design.md describe them: transport →
-// command/query → events, projections → events, audit → events, einvoice → events (used by transport and cmd only),
+// command/query → events, projections → events, audit → events, webhook → events, einvoice → events (used by transport and cmd only),
 // wiring (telemetry, the benchmark) only under cmd/, and that the domain
 // knows nothing of HTTP or SQL.
 package archtest
@@ -27,6 +27,7 @@ const (
 	benchLib    = "internal/bench"
 	einvoice    = "einvoice"
 	pdf         = "einvoice/pdf"
+	webhook     = "webhook"
 	public      = "publicevents"
 	// telemetry is wiring: its home is under cmd/invoicing, and no package
 	// outside cmd/ may import it wherever it sits.
@@ -85,6 +86,8 @@ func rules() []rule {
 		{"the read side never imports projections, the write side or audit", under(query), append(project(projections, command, transport, audit), "net/http")},
 		{"projections know no HTTP, commands, queries or the audit log", under(projections), append(project(command, query, transport, audit), "net/http")},
 		{"the audit log follows events alone: no read models, commands or HTTP", under(audit), append(project(projections, command, query, transport), "net/http")},
+		{"webhook delivery follows the log alone: no commands, read models or HTTP handlers (cmd injects what it needs)", under(webhook),
+			project(command, query, projections, transport, audit, einvoice)},
 		{"transport reaches stores only through command and query", under(transport),
 			project(projections, audit, "events/pgstore", "events/esdb", "internal/pgmigrate")},
 		{"documents are renderings at the edge: nothing below transport and cmd imports einvoice",
@@ -156,6 +159,7 @@ func TestEachRuleCatchesItsArrow(t *testing.T) {
 		"command/z":     {module + "internal/pgtest"},
 		"transport/w":   {module + "internal/pgcluster"},
 		"audit/v":       {module + einvoice},
+		"webhook/u":     {module + query},
 		"einvoice/pdf":  {module + query},
 		"einvoice/w":    {module + pdf},
 		public:          {module + transport},

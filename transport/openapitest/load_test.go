@@ -105,6 +105,7 @@ func TestOperations(t *testing.T) {
 		"GET /v1/openapi.yaml",
 		"GET /v1/webhook_endpoints",
 		"GET /v1/webhook_endpoints/{webhook_endpoint_id}",
+		"GET /v1/webhook_endpoints/{webhook_endpoint_id}/deliveries",
 		"PATCH /v1/companies/{company_id}",
 		"PATCH /v1/companies/{company_id}/customers/{customer_id}",
 		"PATCH /v1/companies/{company_id}/invoices/{invoice_id}",
@@ -122,6 +123,7 @@ func TestOperations(t *testing.T) {
 		"POST /v1/companies/{company_id}/invoices/{invoice_id}/void",
 		"POST /v1/companies/{company_id}/unarchive",
 		"POST /v1/webhook_endpoints",
+		"POST /v1/webhook_endpoints/{webhook_endpoint_id}/deliveries/{delivery_id}/retry",
 		"POST /v1/webhook_endpoints/{webhook_endpoint_id}/rotate_secret",
 	}
 	if !slices.Equal(got, want) {
@@ -176,6 +178,9 @@ func TestErrorResponses(t *testing.T) {
 		"getCreditNote":         slices.Insert(slices.Clone(gets), 6, "406"),
 		"getCreditNoteEInvoice": slices.Insert(slices.Clone(gets), 6, "406"),
 		"getCreditNotePDF":      slices.Insert(slices.Clone(gets), 6, "406"),
+		// A delivery's retry takes no body: no 408, 413 or 415.
+		"listWebhookDeliveries": lists,
+		"retryWebhookDelivery":  {"200", "400", "401", "403", "404", "405", "422", "500", "503"},
 		// The account's event feed has no path record to miss (no 404);
 		// one event honours Accept (406).
 		"listEvents": slices.DeleteFunc(slices.Clone(lists), func(s string) bool { return s == "404" }),

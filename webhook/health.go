@@ -1,0 +1,65 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// updateHealth keeps what disabling needs: a success clears the failing
+// streak (and a past disabling, as the endpoint was enabled again); a
+// failure starts a streak if none runs; a delivery failed for good is
+// noted.
+func updateHealth(ctx context.Context, tx pgx.Tx, c claimed, out outcome, result string) error {
+	var sql string
+	switch result {
+	case ResultSucceeded:
+		sql = `INSERT INTO webhook_endpoint_health AS h (endpoint_id, account_id, last_success_at) VALUES ($1, $2, $3)
+			ON CONFLICT (endpoint_id) DO UPDATE SET failing_since = NULL, disabled_at = NULL,
+				last_success_at = greatest(h.last_success_at, $3)`
+	case ResultFailed:
+		sql = `INSERT INTO webhook_endpoint_health AS h (endpoint_id, account_id, failing_since, last_failed_at) VALUES ($1, $2, $3, $3)
+			ON CONFLICT (endpoint_id) DO UPDATE SET failing_since = coalesce(h.failing_since, $3), last_failed_at = $3`
+	default:
+		sql = `INSERT INTO webhook_endpoint_health AS h (endpoint_id, account_id, failing_since) VALUES ($1, $2, $3)
+			ON CONFLICT (endpoint_id) DO UPDATE SET failing_since = coalesce(h.failing_since, $3)`
+	}
+	if _, err := tx.Exec(ctx, sql, c.endpointID, c.accountID, out.at); err != nil {
+		return fmt.Errorf("update the endpoint's health: %w", err)
+	}
+	return nil
+}
+
+// disableIfDead disables the endpoint once every attempt has failed for
+// DisableAfter and at least one delivery failed for good in that time:
+// deliveries to it only pile up, and its owner learns why from the
+// endpoint's disabled_reason. Once per streak: disabled_at is set after
+// Disable succeeded.
+func (s *Sender) disableIfDead(ctx context.Context, c claimed) error {
+	if s.opts.Disable == nil {
+		return nil
+	}
+	var since time.Time
+	err := s.pool.QueryRow(ctx, `
+		SELECT failing_since FROM webhook_endpoint_health
+		WHERE endpoint_id = $1 AND disabled_at IS NULL AND failing_since <= $2 AND last_failed_at >= failing_since`,
+		c.endpointID, s.opts.Now().Add(-s.opts.DisableAfter)).Scan(&since)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the endpoint's health: %w", err)
+	}
+	reason := fmt.Sprintf("every delivery attempt has failed since %s", since.UTC().Format(time.RFC3339))
+	if err := s.opts.Disable(ctx, c.accountID, c.endpointID, reason); err != nil {
+		return fmt.Errorf("disable endpoint %s: %w", c.endpointID, err)
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE webhook_endpoint_health SET disabled_at = $2 WHERE endpoint_id = $1`, c.endpointID, s.opts.Now()); err != nil {
+		return fmt.Errorf("note the endpoint's disabling: %w", err)
+	}
+	s.logger.Warn("disabled a dead webhook endpoint", "endpoint", c.endpointID, "reason", reason)
+	return nil
+}
