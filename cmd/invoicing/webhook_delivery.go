@@ -152,9 +152,15 @@ func newWebhookDelivery(w deliveryWiring) *webhookDelivery {
 	})
 	// The dispatcher reads the endpoints' read model: it waits until that
 	// has applied each batch, so an endpoint created just before an event
-	// gets it.
+	// gets it. An event the read model quarantined it has gone past
+	// (quarantine.go): waiting on would stop every account's deliveries
+	// for one event nobody can apply.
 	await := func(ctx context.Context, pos events.Position) error {
-		return w.group.WaitFor(ctx, pos, events.TypeWebhookEndpointCreated)
+		err := w.group.WaitFor(ctx, pos, events.TypeWebhookEndpointCreated)
+		if errors.Is(err, projections.ErrQuarantined) {
+			return nil
+		}
+		return err
 	}
 	dispatcher := webhook.NewDispatcher(w.store, w.pool, w.logger, publicevents.TypeOf, eps, webhook.DispatcherOptions{
 		Await: await, Enqueued: sender.Wake,

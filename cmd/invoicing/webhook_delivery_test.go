@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/invoicing/invoicing/events"
 )
 
 // hookReceiver is a webhook receiver: it answers with answer (200 when
@@ -381,4 +384,27 @@ func TestADeadEndpointIsDisabled(t *testing.T) {
 	if len(deliveries) != 1 || deliveries[0].(map[string]any)["status"] != "failed" {
 		t.Errorf("deliveries %v: want the one, failed", deliveries)
 	}
+}
+
+// An event the endpoints' read model cannot apply (quarantined) does not
+// stop deliveries: the dispatcher waits for that read model before each
+// batch, and a quarantined event is one it has gone past.
+func TestAQuarantinedEndpointEventDoesNotStopDeliveries(t *testing.T) {
+	s := newService(t, fastRetries)
+	tok := token(t, "hooked", "invoicing:write")
+	rc := newHookReceiver(t, func() int { return http.StatusOK })
+	s.createWebhookEndpoint(t, tok, "hook-endpoint-q", `{"url":"`+rc.URL+`/in"}`)
+	stream := events.KindWebhookEndpoint + "-" + uuid.NewString()
+	if _, err := s.app.store.Append(context.Background(), stream, events.NoStream(), events.EventData{
+		ID: events.EventID(stream, 0), Type: events.TypeWebhookEndpointCreated, Data: []byte(`[]`), Metadata: []byte(`{}`),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the broken event quarantined", func() bool {
+		var n int
+		err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM projection_quarantine WHERE name = 'webhook_endpoints'`).Scan(&n)
+		return err == nil && n == 1
+	})
+	s.createCompany(t, tok, "hooked-after-quarantine", minimalCompany)
+	eventually(t, 20*time.Second, "the company's delivery", func() bool { return len(rc.delivered()) == 1 })
 }
