@@ -163,6 +163,9 @@ type planCase struct {
 	// also is the index of a subquery's scan besides index's: the full
 	// invoice reads its payments in its own statement.
 	also string
+	// account: all of an account's rows in the index's order (no page),
+	// read by the account alone.
+	account bool
 }
 
 // planCases lists every statement the package issues: the gets by id
@@ -188,6 +191,7 @@ func planCases() []planCase {
 		{name: "event by id", index: "public_events_pkey", st: eventByID(acme, planID(planEvent, 14))},
 		{name: "webhook endpoint by id", index: "webhook_endpoints_pkey", st: webhookEndpointByID(acme, big)},
 		{name: "webhook endpoint stream by id", index: "webhook_endpoints_pkey", st: webhookEndpointStreamByID(acme, big)},
+		{name: "enabled webhook endpoints of an account", index: "webhook_endpoints_enabled_by_account", st: webhookEndpointsFor(acme), account: true},
 	}
 	cursors := map[string]rowKey{
 		"first page": {},
@@ -408,6 +412,12 @@ func planProblem(plan map[string]any, c planCase) string {
 		return fmt.Sprintf("reads index %v, want %s", index, c.index)
 	}
 	cond, _ := scans[0]["Index Cond"].(string)
+	if c.account {
+		if !strings.HasPrefix(cond, "(account_id = ") {
+			return fmt.Sprintf("the index condition %q is not the account alone", cond)
+		}
+		return ""
+	}
 	if c.list && !strings.Contains(cond, "position_hi") {
 		return fmt.Sprintf("the index condition %q does not start at the cursor", cond)
 	}
