@@ -28,16 +28,23 @@ func (o outcome) ok() bool { return o.status >= 200 && o.status < 300 }
 
 // attempt sends one claimed delivery and records what happened. An
 // attempt cut off by shutdown is not recorded: its lease is given back
-// and another sender (or this one after its restart) sends it again.
+// and another sender (or this one after its restart) sends it again. Nor
+// is one that failed before anything was sent (the store, the read
+// models, rendering): that is no fault of the receiver, so it neither
+// uses up the delivery's retries nor counts against the endpoint's health,
+// and its cause, which names the service's insides, is logged for the
+// operators rather than shown in the delivery log.
 func (s *Sender) attempt(ctx context.Context, c claimed) {
 	req, err := s.request(ctx, c)
 	var out outcome
 	switch {
 	case errors.Is(err, errEndpointGone):
 		out = outcome{at: s.opts.Now(), err: err.Error(), gone: true}
-	case err != nil:
-		out = outcome{at: s.opts.Now(), err: errorText(err)}
-	default:
+	case err != nil && ctx.Err() == nil:
+		s.logger.Error("prepare a delivery; it is tried again", "delivery", c.id, "error", err)
+		s.postpone(c, s.opts.BackoffMin)
+		return
+	case err == nil:
 		out = s.send(req)
 	}
 	if ctx.Err() != nil {
@@ -153,6 +160,9 @@ func (s *Sender) record(c claimed, out outcome) error {
 		if err := s.updateDelivery(ctx, tx, c, out, result); err != nil {
 			return err
 		}
+		if out.gone { // the owner's doing, not the receiver's
+			return nil
+		}
 		return updateHealth(ctx, tx, c, out, result)
 	})
 	if err != nil {
@@ -161,7 +171,7 @@ func (s *Sender) record(c claimed, out outcome) error {
 	if s.opts.Observe != nil {
 		s.opts.Observe(result)
 	}
-	if result == ResultSucceeded {
+	if result == ResultSucceeded || out.gone {
 		return nil
 	}
 	// The attempt is recorded; a failure to disable is retried with the

@@ -27,7 +27,9 @@ type claimed struct {
 // one probe per row: a dead endpoint's backlog stays cheap to pass over.
 // Due: a head whose time has come and that nobody holds. Fair: an
 // endpoint gets at most $2 in flight (busy counts its leases, which only
-// heads hold), so one slow or dead endpoint never takes every worker. Two
+// heads hold, once per endpoint: a count per head would cost heads × heads
+// when a dead endpoint's backlog holds thousands), so one slow or dead
+// endpoint never takes every worker. Two
 // instances claiming at once may each give an endpoint its share: the
 // limit bounds, it does not meter. SKIP LOCKED: concurrent claimers pass
 // over each other's rows instead of waiting.
@@ -37,11 +39,13 @@ WITH heads AS (
 	FROM webhook_deliveries
 	WHERE status = 'pending'
 	ORDER BY endpoint_id, stream_name, position_hi, position_lo
+), busy AS (
+	SELECT endpoint_id, count(*) AS n FROM heads WHERE lease_until > $1 GROUP BY endpoint_id
 ), ranked AS (
 	SELECT h.id, h.next_attempt_at,
 		row_number() OVER (PARTITION BY h.endpoint_id ORDER BY h.next_attempt_at, h.position_hi, h.position_lo) AS rn,
-		(SELECT count(*) FROM heads b WHERE b.endpoint_id = h.endpoint_id AND b.lease_until > $1) AS busy
-	FROM heads h
+		coalesce(b.n, 0) AS busy
+	FROM heads h LEFT JOIN busy b ON b.endpoint_id = h.endpoint_id
 	WHERE h.next_attempt_at <= $1 AND (h.lease_until IS NULL OR h.lease_until <= $1)
 ), pick AS (
 	SELECT d.id FROM webhook_deliveries d JOIN ranked r ON r.id = d.id
@@ -80,8 +84,20 @@ func (s *Sender) claim(ctx context.Context, n int) ([]claimed, error) {
 	return out, nil
 }
 
+// postpone gives a lease back without an attempt, due again after delay.
+func (s *Sender) postpone(c claimed, delay time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := s.pool.Exec(ctx, `UPDATE webhook_deliveries SET lease_until = NULL, next_attempt_at = $2
+		WHERE id = $1 AND status = 'pending'`, c.id, s.opts.Now().Add(delay))
+	if err != nil {
+		// The lease then runs out by itself; the delivery waits that long.
+		s.logger.Warn("postpone a delivery", "delivery", c.id, "error", err)
+	}
+}
+
 // release gives a lease back without an attempt (shutdown, or the
-// database or store failed before the send): due again at once.
+// database failed recording one): due again at once.
 func (s *Sender) release(c claimed) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -11,8 +11,10 @@ import (
 
 // updateHealth keeps what disabling needs: a success clears the failing
 // streak (and a past disabling, as the endpoint was enabled again); a
-// failure starts a streak if none runs; a delivery failed for good is
-// noted.
+// failure starts a streak if none runs, or a new one after a disabling
+// (an attempt means the owner enabled the endpoint again since, so it may
+// be disabled again, with a reason of its own); a delivery failed for
+// good is noted.
 func updateHealth(ctx context.Context, tx pgx.Tx, c claimed, out outcome, result string) error {
 	var sql string
 	switch result {
@@ -22,10 +24,12 @@ func updateHealth(ctx context.Context, tx pgx.Tx, c claimed, out outcome, result
 				last_success_at = greatest(h.last_success_at, $3)`
 	case ResultFailed:
 		sql = `INSERT INTO webhook_endpoint_health AS h (endpoint_id, account_id, failing_since, last_failed_at) VALUES ($1, $2, $3, $3)
-			ON CONFLICT (endpoint_id) DO UPDATE SET failing_since = coalesce(h.failing_since, $3), last_failed_at = $3`
+			ON CONFLICT (endpoint_id) DO UPDATE SET last_failed_at = $3, disabled_at = NULL,
+				failing_since = CASE WHEN h.disabled_at IS NULL THEN coalesce(h.failing_since, $3) ELSE $3 END`
 	default:
 		sql = `INSERT INTO webhook_endpoint_health AS h (endpoint_id, account_id, failing_since) VALUES ($1, $2, $3)
-			ON CONFLICT (endpoint_id) DO UPDATE SET failing_since = coalesce(h.failing_since, $3)`
+			ON CONFLICT (endpoint_id) DO UPDATE SET disabled_at = NULL,
+				failing_since = CASE WHEN h.disabled_at IS NULL THEN coalesce(h.failing_since, $3) ELSE $3 END`
 	}
 	if _, err := tx.Exec(ctx, sql, c.endpointID, c.accountID, out.at); err != nil {
 		return fmt.Errorf("update the endpoint's health: %w", err)
