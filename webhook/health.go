@@ -57,7 +57,10 @@ func (s *Sender) disableIfDead(ctx context.Context, c claimed) error {
 	if err != nil {
 		return fmt.Errorf("read the endpoint's health: %w", err)
 	}
-	reason := fmt.Sprintf("every delivery attempt has failed since %s", since.UTC().Format(time.RFC3339))
+	// The streak's start to the microsecond, as every timestamp of the API:
+	// the disabling's idempotency key is made of the reason, so two
+	// streaks must never read the same.
+	reason := fmt.Sprintf("every delivery attempt has failed since %s", since.UTC().Format("2006-01-02T15:04:05.000000Z07:00"))
 	if err := s.opts.Disable(ctx, c.accountID, c.endpointID, reason); err != nil {
 		return fmt.Errorf("disable endpoint %s: %w", c.endpointID, err)
 	}
