@@ -66,8 +66,21 @@ func eventByID(accountID, id string) statement {
 // oldest first. A page never skips or repeats an event however many are
 // appended meanwhile: the projection writes rows in that order, so every
 // row written after a page was read comes after its cursor.
+//
+// Unlike the other lists, a page that holds events always has a
+// NextCursor, the last page too: the feed grows at its end, and a client
+// following it asks after its last event again later, so it is never given
+// one event twice. An empty page has none (the client keeps the cursor it
+// asked with).
 func (s *Store) Events(ctx context.Context, accountID string, f EventFilter, p PageRequest) (Page[Event], error) {
-	return page(ctx, s.pool, scanEvents, eventList(accountID, f), p)
+	l := eventList(accountID, f)
+	pg, err := page(ctx, s.pool, scanEvents, l, p)
+	if err != nil || pg.NextCursor != "" || len(pg.Items) == 0 {
+		return pg, err
+	}
+	hi, lo := pg.Items[len(pg.Items)-1].Position.Parts()
+	pg.NextCursor = encodeCursor(l.scope, rowKey{hi: int64(hi), lo: int64(lo)})
+	return pg, nil
 }
 
 // eventList is served by public_events_by_resource, _by_company or

@@ -91,7 +91,8 @@ func mustFail(t *testing.T, res response, status int, code string, paths ...stri
 }
 
 // listed returns the items of the list at path with filters (one page of
-// at most 100: the tests' lists are short).
+// at most 100: the tests' lists are short). The event feed's pages always
+// have a next_cursor (a client follows it): there a page under 100 is all.
 func (s *service) listed(t *testing.T, path, tok string, filters url.Values) []map[string]any {
 	t.Helper()
 	q := url.Values{"limit": {"100"}}
@@ -105,7 +106,7 @@ func (s *service) listed(t *testing.T, path, tok string, filters url.Values) []m
 	for _, item := range page["data"].([]any) {
 		out = append(out, item.(map[string]any))
 	}
-	if next := page["pagination"].(map[string]any)["next_cursor"]; next != nil {
+	if next := page["pagination"].(map[string]any)["next_cursor"]; next != nil && (path != "/v1/events" || len(out) == 100) {
 		t.Fatalf("%s has more than 100 items", path)
 	}
 	return out
