@@ -239,7 +239,10 @@ func (d *Dispatcher) deliveries(ctx context.Context, batch []events.RecordedEven
 		}
 		account, err := accountOf(ev)
 		if err != nil {
-			return nil, err
+			// No account's endpoint can take an event that names none; one
+			// such event must not stop every account's deliveries.
+			d.logger.Error("a public event names no account: no endpoint takes it", "stream", ev.Stream, "revision", ev.Revision, "error", err)
+			continue
 		}
 		eps, seen := byAccount[account]
 		if !seen {

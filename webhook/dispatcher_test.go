@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 )
@@ -32,4 +33,17 @@ func TestTheDispatcherFailsOverWithoutSkippingAnEvent(t *testing.T) {
 	if n != want || distinct != want {
 		t.Errorf("%d deliveries of %d events, want %d of %d", n, distinct, want, want)
 	}
+}
+
+// A public event whose metadata names no account cannot be anyone's
+// delivery; it must not stop the deliveries of the events after it.
+func TestAnEventNamingNoAccountDoesNotStopTheDispatcher(t *testing.T) {
+	e := newEnv(t)
+	rc := newReceiver(t, func(received) int { return http.StatusOK })
+	e.eps.add(t, "acme", rc.URL)
+	e.write(t, "", streams("orphan", 1), 1)
+	e.write(t, "acme", streams("after", 1), 1)
+	run(t, e.dispatcher().Run)
+	run(t, e.fastSender(SenderOptions{}).Run)
+	waitFor(t, "the delivery of the event after it", func() bool { return len(rc.successes()) == 1 })
 }

@@ -25,9 +25,10 @@ var ErrShortMasterKey = fmt.Errorf("webhook: the master key must have at least %
 // Secret is the signing secret of one generation of an endpoint's secret:
 // HMAC-SHA256 of the account, the endpoint and the generation under the
 // service's master key. Secrets are derived, never stored: the events and
-// the read models hold only the generation, so neither the event log (which
-// auditors export) nor a database dump reveals one, and a rotation is a new
-// generation.
+// the read models hold only the generation, so the event log (which
+// auditors export) reveals none, nor does a database dump when the key
+// comes from WEBHOOK_SECRET_KEY (a generated key is kept in the database,
+// and a dump holds it); a rotation is a new generation.
 func Secret(masterKey []byte, accountID, endpointID string, generation int) (string, error) {
 	if len(masterKey) < MinMasterKeyBytes {
 		return "", ErrShortMasterKey
