@@ -152,13 +152,20 @@ func TestInvoicePayloadsMatchTheirGoldenFiles(t *testing.T) {
 	asg := InvoiceNumberAssigned{CompanyID: d.CompanyID, AccountID: d.AccountID, Sequence: 1, Number: "INV-000001",
 		InvoiceID: d.InvoiceID, InvoiceStream: "invoice-x", InvoiceRevision: 1, AssignedAt: issued,
 		IssueDate: iss.IssueDate, DueDate: iss.DueDate}
-	for name, payload := range map[string]any{
+	matchGoldens(t, map[string]any{
 		"invoice_drafted_due_from_terms":     d,
 		"invoice_drafted_due_from_client":    clientDue,
 		"invoice_revised":                    sampleRevision(),
 		"invoice_issued_with_dates":          iss,
 		"invoice_number_assigned_with_dates": asg,
-	} {
+	})
+}
+
+// matchGoldens holds each payload's indented JSON to testdata/<name>.golden
+// (-update writes them).
+func matchGoldens(t *testing.T, payloads map[string]any) {
+	t.Helper()
+	for name, payload := range payloads {
 		t.Run(name, func(t *testing.T) {
 			got, err := json.MarshalIndent(payload, "", "  ")
 			if err != nil {

@@ -1,9 +1,6 @@
 package events
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -44,7 +41,7 @@ func TestSettlementPayloadsMatchTheirGoldenFiles(t *testing.T) {
 	reasonless := reversed
 	reasonless.PaymentID, reasonless.Reason = bare.PaymentID, ""
 	reasonless.Invoice = Settle(StatusIssued, 160000, 40000, 0)
-	for name, payload := range map[string]any{
+	matchGoldens(t, map[string]any{
 		"credit_note_issued": cn,
 		"credit_note_number_assigned": CreditNoteNumberAssigned{CompanyID: cn.CompanyID, AccountID: cn.AccountID, Sequence: 1,
 			Number: cn.Number, InvoiceID: cn.InvoiceID, InvoiceStream: "invoice-x", InvoiceRevision: 2, AssignedAt: cn.IssuedAt, CreditNote: cn},
@@ -52,27 +49,5 @@ func TestSettlementPayloadsMatchTheirGoldenFiles(t *testing.T) {
 		"payment_recorded_without_details":  bare,
 		"payment_reversed":                  reversed,
 		"payment_reversed_without_a_reason": reasonless,
-	} {
-		t.Run(name, func(t *testing.T) {
-			got, err := json.MarshalIndent(payload, "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, '\n')
-			path := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if string(got) != string(want) {
-				t.Errorf("%s differs from %s (run with -update to accept it):\n%s", name, path, got)
-			}
-		})
-	}
+	})
 }

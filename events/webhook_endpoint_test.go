@@ -2,8 +2,6 @@ package events
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -26,34 +24,12 @@ func sampleWebhookEvents() (WebhookEndpointCreated, WebhookEndpointUpdated, Webh
 
 func TestWebhookEndpointEventsMatchTheirGoldens(t *testing.T) {
 	c, u, r, d := sampleWebhookEvents()
-	for name, payload := range map[string]any{
+	matchGoldens(t, map[string]any{
 		"webhook_endpoint_created":        c,
 		"webhook_endpoint_updated":        u,
 		"webhook_endpoint_secret_rotated": r,
 		"webhook_endpoint_deleted":        d,
-	} {
-		t.Run(name, func(t *testing.T) {
-			got, err := json.MarshalIndent(payload, "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, '\n')
-			path := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if string(got) != string(want) {
-				t.Errorf("%s differs from %s (run with -update to accept it):\n%s", name, path, got)
-			}
-		})
-	}
+	})
 }
 
 func TestFoldWebhookEndpoint(t *testing.T) {
