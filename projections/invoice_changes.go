@@ -44,16 +44,17 @@ UPDATE invoices AS i SET status = coalesce(c.status, i.status),
 	amount_due_minor = coalesce(c.amount_due_minor, i.amount_due_minor),
 	amount_refundable_minor = coalesce(c.amount_refundable_minor, i.amount_refundable_minor),
 	payment_status = coalesce(c.payment_status, i.payment_status),
+	has_payments = i.has_payments OR c.paid,
 	updated_at = c.updated_at, version = c.version
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::timestamptz[],
 	$7::timestamptz[], $8::int[], $9::text[], $10::text[], $11::bool[], $12::uuid[], $13::text[],
 	$14::text[], $15::text[], $16::text[], $17::text[], $18::bigint[], $19::bigint[], $20::bigint[],
 	$21::text[], $22::text[], $23::text[], $24::text[], $25::text[],
-	$26::bigint[], $27::bigint[], $28::bigint[], $29::bigint[], $30::text[])
+	$26::bigint[], $27::bigint[], $28::bigint[], $29::bigint[], $30::text[], $31::bool[])
 	AS c(id, status, number, issued_at, void_reason, voided_at, updated_at, version, issue_date, due_date,
 	revised, customer_id, customer_name, customer, currency, language, lines, subtotal_minor, tax_minor,
 	total_minor, external_reference, purchase_order_reference, notes, terms, document,
-	amount_credited_minor, amount_paid_minor, amount_due_minor, amount_refundable_minor, payment_status)
+	amount_credited_minor, amount_paid_minor, amount_due_minor, amount_refundable_minor, payment_status, paid)
 WHERE i.id = c.id`
 
 // invoiceChange is what an invoice's later events set on its row.
@@ -71,6 +72,8 @@ type invoiceChange struct {
 	// settled: the invoice's settlement after the last event that sets
 	// one; nil leaves the row's.
 	settled *events.Settlement
+	// paid: a payment was recorded (has_payments from then on).
+	paid bool
 }
 
 // revisedContent is a revision's draft content in the row's columns, the
@@ -182,7 +185,7 @@ func (c *lifecycleChanges) queue(batch *pgx.Batch) {
 	batch.Queue(lifecycleSQL, c.ids, a.status, a.number, a.issuedAt, a.voidReason, a.voidedAt, a.updatedAt, a.version,
 		a.issueDate, a.dueDate, a.revised, a.customerID, a.customerName, a.customer, a.currency, a.language,
 		a.lines, a.subtotal, a.tax, a.total, a.externalRef, a.poRef, a.notes, a.terms, a.document,
-		a.credited, a.paid, a.due, a.refundable, a.paymentStatus)
+		a.credited, a.paid, a.due, a.refundable, a.paymentStatus, a.hasPayments)
 	c.payments.queue(batch)
 }
 
@@ -201,6 +204,7 @@ type changeArrays struct {
 	externalRef, poRef, notes, terms                              []*string
 	credited, paid, due, refundable                               []*int64
 	paymentStatus                                                 []*string
+	hasPayments                                                   []bool
 }
 
 func (a *changeArrays) add(ch invoiceChange) {
@@ -221,6 +225,7 @@ func (a *changeArrays) add(ch invoiceChange) {
 	a.subtotal, a.tax, a.total = append(a.subtotal, k.subtotal), append(a.tax, k.tax), append(a.total, k.total)
 	a.externalRef, a.poRef, a.notes, a.terms = append(a.externalRef, k.externalRef), append(a.poRef, k.poRef), append(a.notes, k.notes), append(a.terms, k.terms)
 	a.addSettlement(ch.settled)
+	a.hasPayments = append(a.hasPayments, ch.paid)
 }
 
 // addSettlement appends a settlement's columns, or NULLs for none.

@@ -84,7 +84,8 @@ func decodeSettlement(ev events.RecordedEvent, payments *paymentChanges) (string
 	if err != nil {
 		return "", nil, err
 	}
-	return id, func(c *invoiceChange) { c.settled, c.updatedAt = &settled, at }, nil
+	paid := ev.Type == events.TypePaymentRecorded
+	return id, func(c *invoiceChange) { c.settled, c.updatedAt, c.paid = &settled, at, c.paid || paid }, nil
 }
 
 func (p *paymentChanges) record(ev events.RecordedEvent, e events.PaymentRecorded) {

@@ -28,7 +28,9 @@
 --    PaymentReversed carry the settlement after them; a draft's, a
 --    revision's and a void's are events.Settle's, computed in Go: the rule
 --    has one home), with invoices_by_payment_status; and invoice_payments,
---    one row per PaymentRecorded, which PaymentReversed marks reversed.
+--    one row per PaymentRecorded, which PaymentReversed marks reversed;
+--    has_payments, so that the GET of an invoice that never had a payment
+--    (most) does not look in invoice_payments.
 -- Snapshots and lines are rendered once, when the event is projected, as the
 -- API renders them (encoding/json of the events types, without HTML
 -- escaping): json keeps that text byte for byte, so a read passes it
@@ -68,6 +70,7 @@ CREATE TABLE invoices (
 	amount_due_minor         bigint      NOT NULL CHECK (amount_due_minor BETWEEN 0 AND 9007199254740991),
 	amount_refundable_minor  bigint      NOT NULL CHECK (amount_refundable_minor BETWEEN 0 AND 9007199254740991),
 	payment_status           text        NOT NULL CHECK (payment_status IN ('unpaid', 'partially_paid', 'paid')),
+	has_payments             boolean     NOT NULL DEFAULT false,
 	created_at               timestamptz NOT NULL,
 	updated_at               timestamptz NOT NULL,
 	version                  integer     NOT NULL
