@@ -277,3 +277,41 @@ func strictDecode(t *testing.T, b []byte, into any) {
 		t.Fatalf("decode %T: %v\n%s", into, err, b)
 	}
 }
+
+// The credit note phase credits at the rate that holds the most of an
+// invoice's net amount, and no two clients share an invoice.
+func TestCreditRateAndDealing(t *testing.T) {
+	for seed := uint64(1); seed < 200; seed++ {
+		r := creditRate(seed)
+		var at, other int64
+		for _, l := range lines(seed, 5) {
+			if l.TaxRateBps == r {
+				at += l.UnitAmountMinor
+			} else {
+				other += l.UnitAmountMinor
+			}
+		}
+		if at == 0 || at < other {
+			t.Fatalf("seed %d: rate %d holds %d of the unit amounts, the other rate %d", seed, r, at, other)
+		}
+	}
+	invs := make([]created, 37)
+	for i := range invs {
+		invs[i] = created{invoice: fmt.Sprint(i)}
+	}
+	seen := map[string]bool{}
+	for _, mine := range perClient(invs, 16) {
+		if len(mine) < 2 {
+			t.Fatalf("a client got %d invoices of 37", len(mine))
+		}
+		for _, inv := range mine {
+			if seen[inv.invoice] {
+				t.Fatalf("invoice %s dealt twice", inv.invoice)
+			}
+			seen[inv.invoice] = true
+		}
+	}
+	if len(seen) != len(invs) {
+		t.Fatalf("dealt %d of %d invoices", len(seen), len(invs))
+	}
+}

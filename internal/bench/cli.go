@@ -82,8 +82,9 @@ func runServiceCommand(ctx context.Context, args []string, getenv func(string) s
 	}
 	cfg.PgSettings = pg
 	cfg.ReadModels = strings.Split(readModels, ",")
-	// Bounded: the phases, their warm-ups, the build and start-ups.
-	limit := 5*(cfg.Duration+cfg.Warmup) + 10*time.Minute
+	// Bounded: the 12 phases (2 pgbench, 10 service), their warm-ups, the
+	// build, the start-ups and the setups.
+	limit := 12*(cfg.Duration+cfg.Warmup) + 10*time.Minute
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	return runServiceBench(ctx, cfg)

@@ -61,6 +61,17 @@ func runFor(ctx context.Context, clients int, d time.Duration, op op) loadResult
 	return run(ctx, clients, func(int) bool { return ctx.Err() == nil }, op)
 }
 
+// runForWhile is runFor that also stops once while returns false (nil:
+// never); Elapsed then ends with the last request.
+func runForWhile(ctx context.Context, clients int, d time.Duration, while func() bool, op op) loadResult {
+	if while == nil {
+		return runFor(ctx, clients, d, op)
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return run(ctx, clients, func(int) bool { return ctx.Err() == nil && while() }, op)
+}
+
 // runCount runs clients closed-loop clients until total requests have been
 // sent (or ctx ends).
 func runCount(ctx context.Context, clients, total int, op op) loadResult {

@@ -145,6 +145,17 @@ func runScaleBench(ctx context.Context, cfg scaleConfig) (err error) {
 		return err
 	}
 	fmt.Fprintf(out, "audit chain complete %s after the service started\n", chained.Round(time.Millisecond))
+	// The physical limit, right after the catch-up and the audit chain (so
+	// that the sealer writes nothing meanwhile): PostgreSQL alone writing
+	// the rows the catch-up wrote.
+	limit, err := measureLimit(ctx, ctl)
+	if err != nil {
+		return fmt.Errorf("limit: %w", err)
+	}
+	limitRate := float64(total) / limit.Took.Seconds()
+	catchRate := float64(total) / catchUp.Seconds()
+	fmt.Fprintf(out, "limit (INSERT … SELECT of every read model into empty copies, one transaction): %s, %.0f events/s\n",
+		limit.Took.Round(time.Millisecond), limitRate)
 	var analyze time.Duration
 	if cfg.Analyze {
 		t0 := time.Now()
@@ -199,12 +210,28 @@ func runScaleBench(ctx context.Context, cfg scaleConfig) (err error) {
 		return err
 	}
 
+	// A rebuild of every projection, timed against the same limit, last so
+	// that its swapped-in tables do not change the reads and idle measured
+	// above; the service is idle meanwhile.
+	fmt.Fprintf(out, "projections rebuild ...\n")
+	rebuild, err := timeRebuild(ctx, svcCfg)
+	if err != nil {
+		return err
+	}
+	rebuildRate := float64(total) / rebuild.Seconds()
+	fmt.Fprintf(out, "rebuilt in %s: %.0f events/s\n", rebuild.Round(time.Millisecond), rebuildRate)
+
 	// Report.
 	fmt.Fprintf(out, "\nload average at the end: %s\n", loadAvg())
 	fmt.Fprintf(out, "\nfill: %d events by COPY in %s; read models: %s\n", total, fill.Round(time.Millisecond), sizes)
 	fmt.Fprintf(out, "catch-up (serve start -> every read model at the last event): %s, %.0f events/s", catchUp.Round(time.Millisecond), float64(total)/catchUp.Seconds())
 	fmt.Fprintf(out, " [%s]; CPU meanwhile: service %.2f cores, postgres %.2f cores, rest of the machine %.2f cores\n", perModel,
 		catchUse.cores(catchUse.Service), catchUse.cores(catchUse.Postgres), catchUse.cores(catchUse.others()))
+	fmt.Fprintf(out, "limit events/s (the same rows by INSERT … SELECT into empty copies LIKE … INCLUDING ALL, one transaction, right after the catch-up and the audit chain): %s, %.0f events/s [%s rows: %s]\n",
+		limit.Took.Round(time.Millisecond), limitRate, fmt.Sprint(limit.Rows), strings.Join(limit.Tables, ", "))
+	fmt.Fprintf(out, "catch-up ÷ limit: %.3f\n", catchRate/limitRate)
+	fmt.Fprintf(out, "rebuild (invoicing projections rebuild, every projection, service idle): %s, %.0f events/s; rebuild ÷ limit: %.3f\n",
+		rebuild.Round(time.Millisecond), rebuildRate, rebuildRate/limitRate)
 	fmt.Fprintf(out, "audit chain (the sealer, which yields to the projections while they catch up): every event chained %s after the service started\n",
 		chained.Round(time.Millisecond))
 	fmt.Fprintf(out, "\nreads at %d invoices (latencies in ms):\n%s", cfg.Invoices, t.String())
@@ -241,6 +268,8 @@ func runScaleBench(ctx context.Context, cfg scaleConfig) (err error) {
 		fmt.Sprintf("server time %.1f ms at %d events vs %.1f ms empty", ms(idleFull.Statements.Time), total, ms(idleEmpty.Statements.Time)))
 	rate := float64(total) / catchUp.Seconds()
 	check("catch-up ≥ 50,000 events/s", rate >= 50000, fmt.Sprintf("%.0f events/s", rate))
+	check("catch-up ÷ limit ≥ 0.5 (issue 25)", catchRate/limitRate >= 0.5, fmt.Sprintf("%.3f", catchRate/limitRate))
+	check("rebuild ÷ limit ≥ 0.5 (issue 25)", rebuildRate/limitRate >= 0.5, fmt.Sprintf("%.3f", rebuildRate/limitRate))
 	check("service RSS ≤ 150 MiB", mem.Peak <= 150<<20, fmt.Sprintf("%.1f MiB", mib(mem.Peak)))
 	fmt.Fprintf(out, "\ntargets (issue 10):\n%s", b.String())
 	return nil

@@ -213,8 +213,12 @@ func runPgbenchPhases(ctx context.Context, cfg serviceBenchConfig, pg *pgcluster
 	return ins, sel, nil
 }
 
-// created is an invoice the create phase made, for the get phase.
-type created struct{ company, invoice string }
+// created is an invoice the create phase made, for the get phase and the
+// writes after it; seed is its lines' (newInvoiceRequest), 0 for a ref.
+type created struct {
+	company, invoice string
+	seed             uint64
+}
 
 // seeded is what the service phases work on.
 type seeded struct {
@@ -275,7 +279,9 @@ func runServicePhases(ctx context.Context, cfg serviceBenchConfig, pg *pgcluster
 	}
 	defer ctl.Close(context.Background())
 
-	phase := func(name string, op op, warmup bool) (phaseRow, error) {
+	// phase measures op for cfg.Duration, or until while says no more (nil:
+	// always more).
+	phaseWhile := func(name string, op op, warmup bool, while func() bool) (phaseRow, error) {
 		if warmup && cfg.Warmup > 0 {
 			runFor(ctx, cfg.Clients, cfg.Warmup, op)
 		}
@@ -290,7 +296,7 @@ func runServicePhases(ctx context.Context, cfg serviceBenchConfig, pg *pgcluster
 		fmt.Fprintf(out, "%s: %d clients for %s ...\n", name, cfg.Clients, cfg.Duration)
 		rss := sampleRSS(svc.pid(), 100*time.Millisecond)
 		meter := startMeter(svc.pid(), pg.PID())
-		res := runFor(ctx, cfg.Clients, cfg.Duration, op)
+		res := runForWhile(ctx, cfg.Clients, cfg.Duration, while, op)
 		use := meter.stop()
 		peak := rss.finish()
 		if pgss != nil {
@@ -302,6 +308,9 @@ func runServicePhases(ctx context.Context, cfg serviceBenchConfig, pg *pgcluster
 		}
 		return phaseRow{name: name, clients: cfg.Clients, elapsed: res.Elapsed, ok: res.OK, errs: res.Failed,
 			rate: res.rate(), lat: summarize(res.Latency), use: use, rss: peak, errText: res.errorSummary()}, nil
+	}
+	phase := func(name string, op op, warmup bool) (phaseRow, error) {
+		return phaseWhile(name, op, warmup, nil)
 	}
 
 	// Create, with the lag sampler polling the checkpoints alongside.
@@ -367,11 +376,16 @@ func runServicePhases(ctx context.Context, cfg serviceBenchConfig, pg *pgcluster
 	if err != nil {
 		return nil, lag, 0, "", err
 	}
+	rows = []phaseRow{createRow, getRow, listRow}
+	more, err := runWritePhases(ctx, cfg, client, s, phase, phaseWhile)
+	if err != nil {
+		return nil, lag, 0, "", err
+	}
+	rows = append(rows, more...)
 	mem, err := readMemory(svc.pid())
 	if err != nil {
 		return nil, lag, 0, "", err
 	}
-	rows = []phaseRow{createRow, getRow, listRow}
 	for _, r := range rows {
 		if r.errs > 0 {
 			fmt.Fprintf(out, "errors in %s: %s\n", r.name, r.errText)
@@ -472,9 +486,9 @@ func (s *seeded) createOp(c *client, clients int) op {
 			return err
 		}
 		s.mu.Lock()
-		s.invoices = append(s.invoices, created{s.companies[ci], id})
+		s.invoices = append(s.invoices, created{s.companies[ci], id, uint64(k)})
 		if ref != "" {
-			s.refs = append(s.refs, created{s.companies[ci], ref})
+			s.refs = append(s.refs, created{s.companies[ci], ref, 0})
 		}
 		s.mu.Unlock()
 		return nil
