@@ -23,8 +23,9 @@ import (
 // (docs/public-events.md). The read model indexes the account's public
 // events; each is rendered from its stream's events, so it never changes.
 
-// EventRenderer renders public events (publicevents.Event) from the event
-// store: the feed's items and the webhook deliveries' bodies alike.
+// EventRenderer renders the feed's public events (publicevents.Event) from
+// the event store, with the one rendering the webhook deliveries use
+// (RenderPublicEvent).
 type EventRenderer struct {
 	store events.Store
 }
@@ -32,15 +33,15 @@ type EventRenderer struct {
 // NewEventRenderer returns a renderer reading streams from store.
 func NewEventRenderer(store events.Store) *EventRenderer { return &EventRenderer{store: store} }
 
-// Render returns the public event of ev, which must be of a public type:
-// its data is the resource as its GET renders it right after ev, folded
-// from ev's stream up to and including ev.
-func (r *EventRenderer) Render(ctx context.Context, ev events.RecordedEvent) (json.RawMessage, error) {
-	stream, err := r.store.ReadStream(ctx, ev.Stream)
-	if err != nil {
-		return nil, fmt.Errorf("render event %x: %w", ev.ID, err)
+// RenderPublicEvent returns the public event at revision of stream (all of
+// the stream's events, in revision order, as the caller read them), which
+// must be of a public type: its data is the resource as its GET renders it
+// right after that event. The webhook senders render their bodies with it.
+func RenderPublicEvent(stream []events.RecordedEvent, revision uint64) (json.RawMessage, error) {
+	if revision >= uint64(len(stream)) {
+		return nil, fmt.Errorf("render: the stream has %d events, no revision %d", len(stream), revision)
 	}
-	return renderPublicEvent(stream, ev.Revision, ev.ID)
+	return renderPublicEvent(stream, revision, stream[revision].ID)
 }
 
 // renderIndexed renders the feed's index rows, reading each stream once

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/invoicing/invoicing/events"
 )
 
 // outcome is what one attempt found.
@@ -66,11 +64,11 @@ func (s *Sender) request(ctx context.Context, c claimed) (*http.Request, error) 
 	if err != nil {
 		return nil, err
 	}
-	ev, err := s.event(ctx, c.stream, c.revision)
+	evs, err := s.store.ReadStream(ctx, c.stream)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read %s: %w", c.stream, err)
 	}
-	body, err := s.render(ctx, ev)
+	body, err := s.render(evs, c.revision)
 	if err != nil {
 		return nil, fmt.Errorf("render event %s: %w", c.eventID, err)
 	}
@@ -103,23 +101,6 @@ func (s *Sender) endpoint(ctx context.Context, c claimed) (Endpoint, error) {
 		}
 	}
 	return Endpoint{}, errEndpointGone
-}
-
-// event reads the delivery's event from its stream.
-func (s *Sender) event(ctx context.Context, stream string, revision uint64) (events.RecordedEvent, error) {
-	evs, err := s.store.ReadStream(ctx, stream)
-	if err != nil {
-		return events.RecordedEvent{}, fmt.Errorf("read %s: %w", stream, err)
-	}
-	if revision < uint64(len(evs)) && evs[revision].Revision == revision {
-		return evs[revision], nil
-	}
-	for _, ev := range evs {
-		if ev.Revision == revision {
-			return ev, nil
-		}
-	}
-	return events.RecordedEvent{}, fmt.Errorf("%s has no revision %d", stream, revision)
 }
 
 // send posts req; a 2xx within the timeout is success, anything else a

@@ -18,9 +18,10 @@ import (
 	"github.com/invoicing/invoicing/internal/follow"
 )
 
-// Renderer renders an event as its public JSON, the body of its
-// deliveries; cmd passes transport's event renderer.
-type Renderer func(ctx context.Context, ev events.RecordedEvent) (json.RawMessage, error)
+// Renderer renders the event at revision of stream (all its events, read
+// once by the sender) as its public JSON, the body of its deliveries; cmd
+// passes transport.RenderPublicEvent.
+type Renderer func(stream []events.RecordedEvent, revision uint64) (json.RawMessage, error)
 
 // PublicType returns the public type of an internal event type, false for
 // an event integrators never see; cmd passes publicevents.TypeOf.

@@ -92,7 +92,11 @@ func testPublic(internalType string) (string, bool) {
 }
 
 // testRender renders an event as the test receivers read it back.
-func testRender(_ context.Context, ev events.RecordedEvent) (json.RawMessage, error) {
+func testRender(stream []events.RecordedEvent, revision uint64) (json.RawMessage, error) {
+	if revision >= uint64(len(stream)) {
+		return nil, fmt.Errorf("%d events, no revision %d", len(stream), revision)
+	}
+	ev := stream[revision]
 	t, _ := testPublic(ev.Type)
 	return json.Marshal(map[string]any{"id": uuid.UUID(ev.ID).String(), "type": t, "stream": ev.Stream, "revision": ev.Revision})
 }

@@ -142,10 +142,9 @@ type deliveryWiring struct {
 
 func newWebhookDelivery(w deliveryWiring) *webhookDelivery {
 	eps := deliveryEndpoints{q: w.queries, key: w.key, now: time.Now}
-	renderer := transport.NewEventRenderer(w.store)
 	var sender *webhook.Sender
 	log := webhook.NewDeliveries(w.pool, func() { sender.Wake() }) // a manual retry is sent at once
-	sender = webhook.NewSender(w.pool, w.store, renderer.Render, eps, w.logger, webhook.SenderOptions{
+	sender = webhook.NewSender(w.pool, w.store, transport.RenderPublicEvent, eps, w.logger, webhook.SenderOptions{
 		Workers: w.cfg.Workers, Timeout: w.cfg.Timeout, RetryFor: w.cfg.RetryFor, DisableAfter: w.cfg.DisableAfter,
 		BackoffMin: w.cfg.BackoffMin, BackoffMax: w.cfg.BackoffMax, Guard: w.guard,
 		Disable: disableEndpoint(w.commands), Observe: w.obs.webhookObserver(log),
