@@ -64,36 +64,7 @@ func TestLifecycleBodiesAndEventsMatchTheirGoldenFiles(t *testing.T) {
 	mustStatus(t, s.action(t, endpointPath, "rotate_secret", b.tok, "golden-endpoint-rotate", "", nil), http.StatusOK)
 	mustStatus(t, s.do(t, request{method: http.MethodDelete, path: endpointPath, token: b.tok, key: "golden-endpoint-delete"}), http.StatusNoContent)
 
-	type storedEvent struct {
-		Type     string          `json:"event_type"`
-		Revision int64           `json:"stream_revision"`
-		Data     json.RawMessage `json:"data"`
-		Metadata json.RawMessage `json:"metadata"`
-	}
-	rows, err := s.pool.Query(context.Background(),
-		`SELECT event_type, stream_revision, data::text, metadata::text FROM events ORDER BY global_position`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stored []storedEvent
-	var types []string
-	for rows.Next() {
-		var e storedEvent
-		var data, metadata string
-		if err := rows.Scan(&e.Type, &e.Revision, &data, &metadata); err != nil {
-			t.Fatal(err)
-		}
-		e.Data, e.Metadata = json.RawMessage(data), json.RawMessage(metadata)
-		stored = append(stored, e)
-		types = append(types, e.Type)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	body, err := json.Marshal(stored)
-	if err != nil {
-		t.Fatal(err)
-	}
+	body, types := storedEvents(t, s, nil)
 	assertGolden(t, "events", body)
 
 	// Every type the service appends is in the golden file.
@@ -103,4 +74,42 @@ func TestLifecycleBodiesAndEventsMatchTheirGoldenFiles(t *testing.T) {
 	if !slices.Equal(slices.Compact(types), want) {
 		t.Errorf("the scenario stores the event types %q, want every one of %q", slices.Compact(types), want)
 	}
+}
+
+// storedEvents returns the stored events of the given types (all when
+// types is nil) in log order, as the events goldens hold them, and their
+// types.
+func storedEvents(t *testing.T, s *service, types []string) ([]byte, []string) {
+	t.Helper()
+	type storedEvent struct {
+		Type     string          `json:"event_type"`
+		Revision int64           `json:"stream_revision"`
+		Data     json.RawMessage `json:"data"`
+		Metadata json.RawMessage `json:"metadata"`
+	}
+	rows, err := s.pool.Query(context.Background(), `SELECT event_type, stream_revision, data::text, metadata::text FROM events
+		WHERE $1::text[] IS NULL OR event_type = ANY($1) ORDER BY global_position`, types)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored []storedEvent
+	var got []string
+	for rows.Next() {
+		var e storedEvent
+		var data, metadata string
+		if err := rows.Scan(&e.Type, &e.Revision, &data, &metadata); err != nil {
+			t.Fatal(err)
+		}
+		e.Data, e.Metadata = json.RawMessage(data), json.RawMessage(metadata)
+		stored = append(stored, e)
+		got = append(got, e.Type)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	body, err := json.Marshal(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body, got
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"net/http"
 	"slices"
 	"testing"
@@ -42,37 +40,8 @@ func TestSettlementBodiesAndEventsMatchTheirGoldenFiles(t *testing.T) {
 	mustStatus(t, summary, http.StatusOK)
 	assertGolden(t, "invoice_list_partially_paid", summary.body)
 
-	type storedEvent struct {
-		Type     string          `json:"event_type"`
-		Revision int64           `json:"stream_revision"`
-		Data     json.RawMessage `json:"data"`
-		Metadata json.RawMessage `json:"metadata"`
-	}
 	settlementTypes := []string{"CreditNoteIssued", "CreditNoteNumberAssigned", "PaymentRecorded", "PaymentReversed"}
-	rows, err := s.pool.Query(context.Background(), `SELECT event_type, stream_revision, data::text, metadata::text FROM events
-		WHERE event_type = ANY($1) ORDER BY global_position`, settlementTypes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stored []storedEvent
-	var types []string
-	for rows.Next() {
-		var e storedEvent
-		var data, metadata string
-		if err := rows.Scan(&e.Type, &e.Revision, &data, &metadata); err != nil {
-			t.Fatal(err)
-		}
-		e.Data, e.Metadata = json.RawMessage(data), json.RawMessage(metadata)
-		stored = append(stored, e)
-		types = append(types, e.Type)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	body, err := json.Marshal(stored)
-	if err != nil {
-		t.Fatal(err)
-	}
+	body, types := storedEvents(t, s, settlementTypes)
 	assertGolden(t, "settlement_events", body)
 	slices.Sort(types)
 	if got := slices.Compact(types); !slices.Equal(got, settlementTypes) {
