@@ -227,12 +227,7 @@ func TestAuditSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := loadConfig(func(k string) string {
-				if v, ok := tt.env[k]; ok {
-					return v
-				}
-				return base[k]
-			})
+			cfg, err := loadConfig(overlay(base, tt.env))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), seed) {
 					t.Fatalf("err = %v, want one naming %s (and never the key)", err, tt.wantErr)
@@ -266,12 +261,7 @@ func TestWebhookSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := loadConfig(func(k string) string {
-				if v, ok := tt.env[k]; ok {
-					return v
-				}
-				return base[k]
-			})
+			cfg, err := loadConfig(overlay(base, tt.env))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), short) {
 					t.Fatalf("err = %v, want one naming %s (and never the key)", err, tt.wantErr)
@@ -282,5 +272,15 @@ func TestWebhookSettings(t *testing.T) {
 				t.Fatalf("loadConfig = %+v, %v", cfg.Webhooks, err)
 			}
 		})
+	}
+}
+
+// overlay is a getenv of env over base.
+func overlay(base, env map[string]string) func(string) string {
+	return func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return base[k]
 	}
 }

@@ -294,12 +294,7 @@ func TestWebhookDeliverySettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := loadConfig(func(k string) string {
-				if v, ok := tt.env[k]; ok {
-					return v
-				}
-				return base[k]
-			})
+			cfg, err := loadConfig(overlay(base, tt.env))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one naming %s", err, tt.wantErr)
