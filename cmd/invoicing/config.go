@@ -63,6 +63,9 @@ type config struct {
 	// MetricsAddr is where Prometheus metrics are served (METRICS_ADDR);
 	// "" serves none and collects none.
 	MetricsAddr string
+	// PprofAddr is where Go's runtime profiles (net/http/pprof) are served
+	// (PPROF_ADDR); "" serves none. For profiling a benchmark run.
+	PprofAddr string
 	Tracing     tracingConfig
 	Audit       auditConfig
 	Webhooks    webhooksConfig
@@ -252,16 +255,28 @@ func loadWebhooksConfig(getenv func(string) string, cfg *config, problems *[]err
 	}
 }
 
+// checkSideAddr checks the listen address of a side listener (metrics,
+// profiles): host:port with a numeric port, not the API's own.
+func checkSideAddr(name, addr, httpAddr string, problems *[]error) {
+	if addr == "" {
+		return
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+		*problems = append(*problems, fmt.Errorf("%s=%q: want host:port or :port with a numeric port", name, addr))
+	} else if addr == httpAddr {
+		*problems = append(*problems, fmt.Errorf("%s=%q: must differ from HTTP_ADDR", name, addr))
+	}
+}
+
 // loadTelemetryConfig reads METRICS_ADDR and whether to export traces.
 func loadTelemetryConfig(getenv func(string) string, cfg *config, problems *[]error) {
 	cfg.MetricsAddr = getenv("METRICS_ADDR")
-	if a := cfg.MetricsAddr; a != "" {
-		_, port, err := net.SplitHostPort(a)
-		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
-			*problems = append(*problems, fmt.Errorf("METRICS_ADDR=%q: want host:port or :port with a numeric port", a))
-		} else if a == cfg.HTTPAddr {
-			*problems = append(*problems, fmt.Errorf("METRICS_ADDR=%q: must differ from HTTP_ADDR", a))
-		}
+	checkSideAddr("METRICS_ADDR", cfg.MetricsAddr, cfg.HTTPAddr, problems)
+	cfg.PprofAddr = getenv("PPROF_ADDR")
+	checkSideAddr("PPROF_ADDR", cfg.PprofAddr, cfg.HTTPAddr, problems)
+	if cfg.PprofAddr != "" && cfg.PprofAddr == cfg.MetricsAddr {
+		*problems = append(*problems, fmt.Errorf("PPROF_ADDR=%q: must differ from METRICS_ADDR", cfg.PprofAddr))
 	}
 	if strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") {
 		return

@@ -39,6 +39,11 @@ func serve(ctx context.Context, cfg config, logOut io.Writer) error {
 	}
 	defer app.close()
 
+	stopPprof, err := servePprof(cfg.PprofAddr, logger)
+	if err != nil {
+		return err
+	}
+	defer stopPprof()
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)

@@ -216,6 +216,9 @@ func TestMetricsAndTracingConfiguration(t *testing.T) {
 		{map[string]string{"METRICS_ADDR": "9090"}, "METRICS_ADDR"},
 		{map[string]string{"METRICS_ADDR": "localhost:metrics"}, "METRICS_ADDR"},
 		{map[string]string{"METRICS_ADDR": ":8080"}, "METRICS_ADDR"}, // HTTP_ADDR's default
+		{map[string]string{"PPROF_ADDR": "6060"}, "PPROF_ADDR"},
+		{map[string]string{"PPROF_ADDR": ":8080"}, "PPROF_ADDR"},
+		{map[string]string{"PPROF_ADDR": ":9090", "METRICS_ADDR": ":9090"}, "PPROF_ADDR"},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}, "OTEL_EXPORTER_OTLP_ENDPOINT"},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "OTEL_EXPORTER_OTLP_PROTOCOL"},
 	} {
