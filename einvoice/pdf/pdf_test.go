@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -151,6 +152,28 @@ func TestQpdfCheckIsClean(t *testing.T) {
 			out := run(t, render(t, r, d), "qpdf", "--check", "{}")
 			if !strings.Contains(out, "No syntax or stream encoding errors found") || strings.Contains(strings.ToLower(out), "warning") {
 				t.Fatalf("qpdf --check:\n%s", out)
+			}
+		})
+	}
+}
+
+// Every stream of the file is deflated: fpdf is told not to compress the
+// page contents, so that finish does it with a reused writer, and a change
+// that lost that step would serve them uncompressed (qpdf finds nothing
+// wrong with that).
+func TestEveryStreamIsCompressed(t *testing.T) {
+	r := newRenderer(t)
+	plain := regexp.MustCompile(`obj\n<<[^>]*>>\nstream\n`)
+	for name, d := range documents() {
+		t.Run(name, func(t *testing.T) {
+			pdf := render(t, r, d)
+			for _, m := range plain.FindAll(pdf, -1) {
+				if !bytes.Contains(m, []byte("/FlateDecode")) && !bytes.Contains(m, []byte("/Metadata")) {
+					t.Errorf("a stream without /FlateDecode: %q", m)
+				}
+			}
+			if n := len(plain.FindAll(pdf, -1)); n < 5 {
+				t.Fatalf("%d streams found; the pattern no longer matches the file", n)
 			}
 		})
 	}

@@ -7,7 +7,9 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf16"
 )
 
@@ -21,7 +23,7 @@ import (
 // finish keeps every object before them byte for byte, writes its own
 // objects after them and a new cross-reference table.
 func (r *Renderer) finish(raw []byte, info docInfo, xml []byte) ([]byte, error) {
-	w, infoNum, catalogNum, err := rebase(raw, len(xml))
+	w, infoNum, catalogNum, err := rebase(raw, len(xml), r.zlib)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +47,7 @@ func (r *Renderer) finish(raw []byte, info docInfo, xml []byte) ([]byte, error) 
 // rebase starts the new file from fpdf's: a PDF 1.7 header with the binary
 // comment PDF/A asks for, then every object before fpdf's Info dictionary
 // and catalog (its last two), moved by the header's change in length.
-func rebase(raw []byte, extra int) (w *writer, infoNum, catalogNum int, err error) {
+func rebase(raw []byte, extra int, zlib *deflater) (w *writer, infoNum, catalogNum int, err error) {
 	offsets, err := xrefOffsets(raw)
 	if err != nil {
 		return nil, 0, 0, err
@@ -57,13 +59,46 @@ func rebase(raw []byte, extra int) (w *writer, infoNum, catalogNum int, err erro
 		return nil, 0, 0, errors.New("pdf: unexpected fpdf output layout")
 	}
 	header := []byte("%PDF-1.7\n%\xE2\xE3\xCF\xD3\n")
-	w = &writer{buf: bytes.NewBuffer(make([]byte, 0, len(raw)+extra+8192)), offsets: make([]int, size, size+6)}
+	w = &writer{buf: bytes.NewBuffer(make([]byte, 0, len(raw)+extra+8192)), offsets: make([]int, size, size+6), zlib: zlib}
 	w.buf.Write(header)
-	w.buf.Write(raw[headerEnd:cut])
+	order := make([]int, 0, infoNum)
 	for n := 1; n < infoNum; n++ {
-		w.offsets[n] = offsets[n] + len(header) - headerEnd
+		order = append(order, n)
+	}
+	slices.SortFunc(order, func(a, b int) int { return offsets[a] - offsets[b] })
+	if len(order) > 0 && offsets[order[0]] != headerEnd {
+		return nil, 0, 0, errors.New("pdf: unexpected fpdf output layout")
+	}
+	for i, n := range order {
+		end := cut
+		if i+1 < len(order) {
+			end = offsets[order[i+1]]
+		}
+		w.offsets[n] = w.buf.Len()
+		w.copyObject(n, raw[offsets[n]:end])
 	}
 	return w, infoNum, catalogNum, nil
+}
+
+// copyObject copies object n of fpdf's output, deflating it on the way
+// when it is a stream fpdf left uncompressed (its dictionary only
+// "<</Length L>>": the page contents, which fpdf is told not to compress,
+// and the font's ToUnicode map). fpdf makes a new zlib writer for every
+// stream it compresses, about a megabyte of state each time; ours come
+// from a pool.
+func (w *writer) copyObject(n int, obj []byte) {
+	head := strconv.Itoa(n) + " 0 obj\n<</Length "
+	rest, ok := bytes.CutPrefix(obj, []byte(head))
+	if ok {
+		digits, after, found := bytes.Cut(rest, []byte(">>\nstream\n"))
+		length, err := strconv.Atoi(string(digits))
+		if found && err == nil && length <= len(after) &&
+			bytes.Equal(after[length:], []byte("\nendstream\nendobj\n")) {
+			w.streamRaw(n, "/Filter /FlateDecode", w.zlib.deflate(after[:length]))
+			return
+		}
+	}
+	w.buf.Write(obj)
 }
 
 // facturX embeds xml as factur-x.xml, an associated file of the document,
@@ -110,6 +145,7 @@ func xrefOffsets(raw []byte) ([]int, error) {
 type writer struct {
 	buf     *bytes.Buffer
 	offsets []int // offsets[n] is where object n starts; len is the next free number
+	zlib    *deflater
 }
 
 // next reserves the next object number.
@@ -135,7 +171,7 @@ func (w *writer) object(n int, body string) {
 // stream writes data as a stream object, deflated when compress is set.
 func (w *writer) stream(n int, dict string, data []byte, compress bool) {
 	if compress {
-		w.streamRaw(n, dict+" /Filter /FlateDecode", deflate(data))
+		w.streamRaw(n, dict+" /Filter /FlateDecode", w.zlib.deflate(data))
 		return
 	}
 	w.streamRaw(n, dict, data)
@@ -198,11 +234,28 @@ func isDay(s string) bool {
 	return true
 }
 
+// deflater compresses streams with reused zlib writers (BestSpeed): a new
+// one allocates about a megabyte, which was most of what a PDF's
+// compression cost. A Renderer has one; it is safe for concurrent use.
+type deflater struct {
+	writers sync.Pool
+}
+
+func newDeflater() *deflater {
+	return &deflater{writers: sync.Pool{New: func() any {
+		zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed) // a valid level: no error
+		return zw
+	}}}
+}
+
 // deflate compresses data; compress/zlib writing to memory cannot fail.
-func deflate(data []byte) []byte {
+func (d *deflater) deflate(data []byte) []byte {
 	var b bytes.Buffer
-	zw, _ := zlib.NewWriterLevel(&b, zlib.BestSpeed)
+	b.Grow(len(data)/2 + 64)
+	zw := d.writers.Get().(*zlib.Writer)
+	zw.Reset(&b)
 	_, _ = zw.Write(data)
 	_ = zw.Close()
+	d.writers.Put(zw)
 	return b.Bytes()
 }

@@ -42,6 +42,7 @@ type Renderer struct {
 	regular  []byte
 	cover    *coverage
 	iccFlate []byte
+	zlib     *deflater
 }
 
 // NewRenderer reads the font's coverage once and builds the colour profile.
@@ -50,7 +51,8 @@ func NewRenderer() (*Renderer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pdf: parse the Go font: %w", err)
 	}
-	return &Renderer{regular: goregular.TTF, cover: cover, iccFlate: deflate(srgbProfile())}, nil
+	zlib := newDeflater()
+	return &Renderer{regular: goregular.TTF, cover: cover, iccFlate: zlib.deflate(srgbProfile()), zlib: zlib}, nil
 }
 
 // Render draws d and returns the PDF's bytes.
@@ -81,6 +83,7 @@ func (r *Renderer) Render(d einvoice.Document, opts Options) ([]byte, error) {
 func (r *Renderer) newFpdf() *fpdf.Fpdf {
 	p := fpdf.New("P", "mm", "A4", "")
 	p.SetCatalogSort(true) // fonts in a fixed order: the same bytes every time
+	p.SetCompression(false) // finish deflates the page contents (copyObject)
 	p.SetAutoPageBreak(false, 0)
 	p.SetMargins(marginX, marginTop, marginX)
 	p.SetCellMargin(1.2)
