@@ -80,9 +80,14 @@ const paymentsColumn = `CASE WHEN found.has_payments THEN (SELECT coalesce(json_
 	'reversal_reason', coalesce(p.reversal_reason, '')) ORDER BY p.position_hi, p.position_lo), '[]')
 	FROM invoice_payments p WHERE p.invoice_id = found.id) ELSE '[]'::json END`
 
-// decodePayments decodes what paymentsColumn read into Payments.
+// decodePayments decodes what paymentsColumn read into Payments. Most
+// invoices have none: their '[]' needs no decoder.
 func (i *Invoice) decodePayments() error {
 	i.Payments = []Payment{}
+	if string(i.payments) == "[]" {
+		i.payments = nil
+		return nil
+	}
 	if err := json.Unmarshal(i.payments, &i.Payments); err != nil {
 		return fmt.Errorf("payments of invoice %s: %w", i.ID, err)
 	}
