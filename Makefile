@@ -104,16 +104,17 @@ down:
 # Benchmarks (docs/benchmarks.md). Each starts its own PostgreSQL with default
 # durability and its own build of the service, on 127.0.0.1, and stops by
 # itself. Knobs from the environment: BENCH_CLIENTS (16), BENCH_DURATION
-# (10s per phase), BENCH_N (1000000 invoices, bench-scale); any other flag
+# (10s per phase), BENCH_N (1000000 invoices, bench-scale), BENCH_SCALE_CLIENTS
+# (8, bench-scale's loaded reads); any other flag
 # through BENCH_FLAGS, e.g. `make bench-scale BENCH_N=100000`.
 # bench first reports the time to render one document (UBL, CII, PDF: Go
-# benchmarks of einvoice/...), then runs the service benchmark.
+# benchmarks of einvoice/... on one core, -cpu 1), then runs the service benchmark.
 .PHONY: bench bench-scale bench-render
 bench: bench-render
 	$(GO) run ./cmd/bench service $(BENCH_FLAGS)
 
 bench-render:
-	$(GO) test -run '^$$' -bench Render -benchmem ./einvoice/...
+	$(GO) test -run '^$$' -bench Render -benchmem -cpu 1 ./einvoice/...
 
 bench-scale:
 	$(GO) run ./cmd/bench scale $(BENCH_FLAGS)

@@ -52,6 +52,10 @@ func envDuration(getenv func(string) string, name string, def time.Duration) tim
 	return def
 }
 
+// DefaultScaleClients is how many clients the loaded reads of bench-scale
+// run: issue 25's latency targets at a million invoices are at 8 clients.
+const DefaultScaleClients = 8
+
 func runServiceCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench service", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -101,7 +105,7 @@ func runScaleCommand(ctx context.Context, args []string, getenv func(string) str
 	fs.IntVar(&cfg.Companies, "companies", 30, "companies; the first holds -big-share of the invoices")
 	fs.Float64Var(&cfg.BigShare, "big-share", 0.4, "share of the invoices in the first company")
 	fs.IntVar(&cfg.Customers, "customers", 1000, "customers, spread over the companies in proportion to their invoices")
-	fs.IntVar(&cfg.Clients, "clients", envInt(getenv, "BENCH_CLIENTS", 16), "clients of the loaded latency runs (env BENCH_CLIENTS)")
+	fs.IntVar(&cfg.Clients, "clients", envInt(getenv, "BENCH_SCALE_CLIENTS", DefaultScaleClients), "clients of the loaded latency runs (env BENCH_SCALE_CLIENTS)")
 	fs.IntVar(&cfg.Requests, "requests", 2000, "requests per case at -clients")
 	fs.IntVar(&cfg.SerialRequests, "serial-requests", 300, "requests per case at 1 client")
 	fs.IntVar(&cfg.DeepPage, "deep-page", 1000, "deepest cursor page followed in the big company (also 10 and 100)")

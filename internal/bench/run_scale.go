@@ -258,7 +258,7 @@ func runScaleBench(ctx context.Context, cfg scaleConfig) (err error) {
 		}
 		fmt.Fprintf(&b, "  %s %-48s %s\n", mark, what, got)
 	}
-	check(fmt.Sprintf("get p99 ≤ 5 ms (%d clients)", cfg.Clients), worstGet <= 5*time.Millisecond, fmtMs(ms(worstGet))+" ms")
+	check(fmt.Sprintf("get p99 ≤ 3 ms (%d clients)", cfg.Clients), worstGet <= 3*time.Millisecond, fmtMs(ms(worstGet))+" ms")
 	check(fmt.Sprintf("list p99 ≤ 10 ms, every case (%d clients)", cfg.Clients), worstList <= 10*time.Millisecond,
 		fmt.Sprintf("worst %s ms (%s)", fmtMs(ms(worstList)), worstListCase))
 	idleCores := idleFull.ServiceCPU.Seconds() / idleFull.Wall.Seconds()
@@ -266,12 +266,10 @@ func runScaleBench(ctx context.Context, cfg scaleConfig) (err error) {
 	check("background statements not growing with the log",
 		float64(idleFull.Statements.Time) <= 1.5*float64(idleEmpty.Statements.Time)+float64(idleFull.Wall)/1000,
 		fmt.Sprintf("server time %.1f ms at %d events vs %.1f ms empty", ms(idleFull.Statements.Time), total, ms(idleEmpty.Statements.Time)))
-	rate := float64(total) / catchUp.Seconds()
-	check("catch-up ≥ 50,000 events/s", rate >= 50000, fmt.Sprintf("%.0f events/s", rate))
-	check("catch-up ÷ limit ≥ 0.5 (issue 25)", catchRate/limitRate >= 0.5, fmt.Sprintf("%.3f", catchRate/limitRate))
-	check("rebuild ÷ limit ≥ 0.5 (issue 25)", rebuildRate/limitRate >= 0.5, fmt.Sprintf("%.3f", rebuildRate/limitRate))
+	check("catch-up ÷ limit ≥ 0.5", catchRate/limitRate >= 0.5, fmt.Sprintf("%.3f", catchRate/limitRate))
+	check("rebuild ÷ limit ≥ 0.5", rebuildRate/limitRate >= 0.5, fmt.Sprintf("%.3f", rebuildRate/limitRate))
 	check("service RSS ≤ 150 MiB", mem.Peak <= 150<<20, fmt.Sprintf("%.1f MiB", mib(mem.Peak)))
-	fmt.Fprintf(out, "\ntargets (issue 10):\n%s", b.String())
+	fmt.Fprintf(out, "\ntargets (issues 10 and 25):\n%s", b.String())
 	return nil
 }
 
