@@ -82,7 +82,7 @@ func (r *Renderer) Render(d einvoice.Document, opts Options) ([]byte, error) {
 
 func (r *Renderer) newFpdf() *fpdf.Fpdf {
 	p := fpdf.New("P", "mm", "A4", "")
-	p.SetCatalogSort(true) // fonts in a fixed order: the same bytes every time
+	p.SetCatalogSort(true)  // fonts in a fixed order: the same bytes every time
 	p.SetCompression(false) // finish deflates the page contents (copyObject)
 	p.SetAutoPageBreak(false, 0)
 	p.SetMargins(marginX, marginTop, marginX)
