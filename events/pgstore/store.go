@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,8 +41,11 @@ type Store struct {
 	// instance names this store in its notifications, so that its own
 	// listener can tell them from other processes'.
 	instance string
-	pending  pendingTypes
-	appends  chan *appendRequest // unbuffered: a send is taken by an appender
+	// knownTypes is events.Types as a typeList: readers leave out types
+	// this service does not know.
+	knownTypes string
+	pending    pendingTypes
+	appends    chan *appendRequest // unbuffered: a send is taken by an appender
 	// beforePendingCheck, when set by a test, runs between a
 	// subscription's empty page and its check for pending events.
 	beforePendingCheck func()
@@ -72,15 +76,16 @@ func New(pool *pgxpool.Pool, logger *slog.Logger, opts Options) *Store {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Store{
-		pool:     pool,
-		logger:   logger,
-		wake:     newBroadcaster(),
-		notify:   make(chan struct{}, 1),
-		poll:     opts.PollInterval,
-		instance: uuid.NewString(),
-		appends:  make(chan *appendRequest),
-		stopCtx:  ctx,
-		stop:     stop,
+		pool:       pool,
+		logger:     logger,
+		wake:       newBroadcaster(),
+		notify:     make(chan struct{}, 1),
+		poll:       opts.PollInterval,
+		instance:   uuid.NewString(),
+		knownTypes: typeList(events.Types),
+		appends:    make(chan *appendRequest),
+		stopCtx:    ctx,
+		stop:       stop,
 	}
 	s.wg.Add(1 + appenders)
 	go s.runNotifier(ctx)
@@ -295,12 +300,31 @@ func (s *Store) ReadAll(ctx context.Context, from events.Position, max int) ([]e
 	}
 }
 
+// typeList is types as a PostgreSQL array literal ({"A","B"}), which a
+// statement casts with ::text::text[]; sent as text, it costs the client a
+// copy where a []string parameter cost an array encoding per statement.
+func typeList(types []string) string {
+	escape := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+	var b strings.Builder
+	b.WriteByte('{')
+	for n, t := range types {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		b.WriteString(escape.Replace(t))
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
 // readPage reads what the horizon lets it see now; a short page may still
 // have committed events hidden behind an open transaction. Only events of
-// payloadsOf have Data and Metadata, unless it is nil.
-func (s *Store) readPage(ctx context.Context, from events.Position, max int, payloadsOf []string) ([]events.RecordedEvent, error) {
+// payloadsOf (a typeList) have Data and Metadata, unless it is nil.
+func (s *Store) readPage(ctx context.Context, from events.Position, max int, payloadsOf *string) ([]events.RecordedEvent, error) {
 	txID, gp := positionArgs(from)
-	rows, err := s.pool.Query(ctx, readAllSQL, txID, gp, events.Types, max, payloadsOf)
+	rows, err := s.pool.Query(ctx, readAllSQL, txID, gp, s.knownTypes, max, payloadsOf)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: read all after %s: %w", from, err)
 	}
@@ -342,7 +366,7 @@ func (s *Store) CountAfter(ctx context.Context, from events.Position) (int64, er
 	var n int64
 	err := s.pool.QueryRow(ctx, `
 		SELECT count(*) FROM events
-		WHERE (tx_id, global_position) > ($1::text::xid8, $2::bigint) AND event_type = ANY($3::text[])`,
-		txID, gp, events.Types).Scan(&n)
+		WHERE (tx_id, global_position) > ($1::text::xid8, $2::bigint) AND event_type = ANY($3::text::text[])`,
+		txID, gp, s.knownTypes).Scan(&n)
 	return n, err
 }

@@ -23,9 +23,11 @@ const heldBackPoll = 5 * time.Millisecond
 type subscription struct {
 	ch         chan events.RecordedEvent
 	payloadsOf []string // nil: every payload
-	mu         sync.Mutex
-	err        error
-	done       chan struct{}
+	// payloadList is payloadsOf as a typeList, nil for every payload.
+	payloadList *string
+	mu          sync.Mutex
+	err         error
+	done        chan struct{}
 }
 
 func (s *subscription) Events() <-chan events.RecordedEvent { return s.ch }
@@ -45,6 +47,10 @@ func (s *Store) SubscribeAll(ctx context.Context, from events.Position, payloads
 	}
 	s.startListener()
 	sub := &subscription{ch: make(chan events.RecordedEvent, PageSize), done: make(chan struct{}), payloadsOf: payloadsOf}
+	if payloadsOf != nil {
+		list := typeList(payloadsOf)
+		sub.payloadList = &list
+	}
 	go sub.run(ctx, s, from)
 	return sub, nil
 }
@@ -54,7 +60,7 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 	held := heldBackPoll
 	for {
 		wake := s.wake.Wait(sub.payloadsOf) // taken before reading, so no commit is missed
-		page, err := s.readPage(ctx, pos, PageSize, sub.payloadsOf)
+		page, err := s.readPage(ctx, pos, PageSize, sub.payloadList)
 		if err != nil {
 			sub.fail(ctx, err)
 			return
@@ -70,7 +76,7 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 		if len(page) == PageSize {
 			continue
 		}
-		wait, hidden := s.nextRead(ctx, sub.payloadsOf, pos, len(page) > 0, &held)
+		wait, hidden := s.nextRead(ctx, sub.payloadList, pos, len(page) > 0, &held)
 		select {
 		case <-ctx.Done():
 			return
@@ -100,7 +106,7 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 // polls soon without asking: under load, when something is nearly always
 // held back and a wake-up nearly always comes first, the question would
 // cost a query per page; once idle, an empty page asks.
-func (s *Store) nextRead(ctx context.Context, types []string, pos events.Position, gotEvents bool, held *time.Duration) (time.Duration, bool) {
+func (s *Store) nextRead(ctx context.Context, types *string, pos events.Position, gotEvents bool, held *time.Duration) (time.Duration, bool) {
 	if gotEvents {
 		*held = heldBackPoll
 		return heldBackPoll, false
@@ -123,15 +129,16 @@ func (sub *subscription) fail(ctx context.Context, err error) {
 	sub.mu.Unlock()
 }
 
-// eventsPending reports whether events of types (nil: any) after pos are
-// committed that the last page did not hold (see pendingSQL).
-func (s *Store) eventsPending(ctx context.Context, types []string, pos events.Position) (bool, error) {
+// eventsPending reports whether events of types (a typeList; nil: any
+// known type) after pos are committed that the last page did not hold (see
+// pendingSQL).
+func (s *Store) eventsPending(ctx context.Context, types *string, pos events.Position) (bool, error) {
 	if types == nil {
-		types = events.Types // readers leave out types this service does not know
+		types = &s.knownTypes // readers leave out types this service does not know
 	}
 	var newest string
 	txID, gp := positionArgs(pos)
-	err := s.pool.QueryRow(ctx, pendingSQL, types, txID, gp).Scan(&newest)
+	err := s.pool.QueryRow(ctx, pendingSQL, *types, txID, gp).Scan(&newest)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -142,4 +143,23 @@ func holdTransaction(t *testing.T, pool *pgxpool.Pool) pgx.Tx {
 		t.Fatal(err)
 	}
 	return holder
+}
+
+// A type list reaches PostgreSQL as the same strings, whatever they hold:
+// the statements cast it with ::text::text[].
+func TestTypeListIsTheArrayPostgreSQLReads(t *testing.T) {
+	pool := migratedPool(t)
+	for _, types := range [][]string{
+		events.Types,
+		{"InvoiceDrafted"},
+		{`quote"d`, `back\slash`, "with space", "comma,inside", "{braces}", "NULL", ""},
+	} {
+		var got []string
+		if err := pool.QueryRow(context.Background(), "SELECT $1::text::text[]", typeList(types)).Scan(&got); err != nil {
+			t.Fatalf("%q: %v", types, err)
+		}
+		if !slices.Equal(got, types) {
+			t.Errorf("typeList(%q) reads back as %q", types, got)
+		}
+	}
 }
