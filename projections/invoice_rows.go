@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -56,7 +55,9 @@ func applyLifecycle(ev events.RecordedEvent, batch *pgx.Batch) error {
 // decodeDrafted decodes an InvoiceDrafted and renders its documents as the
 // read model stores them.
 func decodeDrafted(ev events.RecordedEvent) (d events.InvoiceDrafted, docs renderedDocs, err error) {
-	if err := json.Unmarshal(ev.Data, &d); err != nil {
+	// UnmarshalJSON itself, not json.Unmarshal: that would scan the whole
+	// event once more before calling it.
+	if err := d.UnmarshalJSON(ev.Data); err != nil {
 		return d, docs, fmt.Errorf("invoices: decode %s event %x: %w", ev.Type, ev.ID, err)
 	}
 	if docs, err = renderDocuments(d); err != nil {
