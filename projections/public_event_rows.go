@@ -1,6 +1,8 @@
 package projections
 
 import (
+	"time"
+
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
@@ -34,19 +36,72 @@ func (PublicEvents) Handles(eventType string) bool {
 	return ok
 }
 
-// Apply implements Projection.
-func (PublicEvents) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
+// publicEventRowsSQL inserts index rows, one element of each array per
+// event, in position order; Apply and ApplyAll both use it, so that one
+// statement says what a row holds. A catch-up or a busy write load hands a
+// batch thousands of events: one statement for them all, where one per
+// event cost PostgreSQL about 0.05 ms each.
+const publicEventRowsSQL = `
+	INSERT INTO public_events (position_hi, position_lo, id, account_id, company_id, resource_id, type,
+		stream_name, revision, created_at, version)
+	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::uuid[], $4::text[], $5::uuid[], $6::uuid[], $7::text[],
+		$8::text[], $9::bigint[], $10::timestamptz[], $11::bigint[])
+	ORDER BY 1, 2
+	ON CONFLICT (id) DO NOTHING`
+
+// publicIndexRows are the columns of a batch's public events.
+type publicIndexRows struct {
+	hi, lo                                  []int64
+	id                                      []uuid.UUID
+	account, company, resource, typ, stream []string
+	revision                                []int64
+	createdAt                               []time.Time
+	version                                 []int64
+}
+
+// add adds ev's row if it is a public event.
+func (r *publicIndexRows) add(ev events.RecordedEvent) error {
 	s, ok, err := publicevents.SubjectOf(ev)
 	if !ok || err != nil {
 		return err
 	}
 	hi, lo := key(ev)
-	batch.Queue(`
-		INSERT INTO public_events (position_hi, position_lo, id, account_id, company_id, resource_id, type,
-			stream_name, revision, created_at, version)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-		ON CONFLICT (id) DO NOTHING`,
-		hi, lo, uuid.UUID(ev.ID), s.AccountID, s.CompanyID, s.ResourceID, s.Type,
-		ev.Stream, int64(ev.Revision), ev.RecordedAt, int64(ev.Revision)+1)
+	r.hi, r.lo, r.id = append(r.hi, hi), append(r.lo, lo), append(r.id, uuid.UUID(ev.ID))
+	r.account, r.company, r.resource = append(r.account, s.AccountID), append(r.company, s.CompanyID), append(r.resource, s.ResourceID)
+	r.typ, r.stream = append(r.typ, s.Type), append(r.stream, ev.Stream)
+	r.revision, r.version = append(r.revision, int64(ev.Revision)), append(r.version, int64(ev.Revision)+1)
+	r.createdAt = append(r.createdAt, ev.RecordedAt)
+	return nil
+}
+
+// queue queues the INSERT of the rows, if there are any.
+func (r *publicIndexRows) queue(batch *pgx.Batch) {
+	if len(r.id) == 0 {
+		return
+	}
+	batch.Queue(publicEventRowsSQL, r.hi, r.lo, r.id, r.account, r.company, r.resource, r.typ,
+		r.stream, r.revision, r.createdAt, r.version)
+}
+
+// Apply implements Projection.
+func (PublicEvents) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
+	var rows publicIndexRows
+	if err := rows.add(ev); err != nil {
+		return err
+	}
+	rows.queue(batch)
+	return nil
+}
+
+// ApplyAll implements batchApplier: every public event of the batch in
+// one INSERT.
+func (PublicEvents) ApplyAll(evs []events.RecordedEvent, batch *pgx.Batch) error {
+	var rows publicIndexRows
+	for _, ev := range evs {
+		if err := rows.add(ev); err != nil {
+			return err
+		}
+	}
+	rows.queue(batch)
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/invoicing/invoicing/events"
 )
@@ -79,6 +80,28 @@ func TestPublicEventsIndexPublicEventsOnlyAndARebuildWritesTheSameRows(t *testin
 	}
 	if after := publicEventRows(t, e); strings.Join(after, "\n") != strings.Join(before, "\n") {
 		t.Errorf("after the rebuild:\n%s\nbefore:\n%s", strings.Join(after, "\n"), strings.Join(before, "\n"))
+	}
+
+	// ApplyAll (one INSERT for the batch) writes what Apply, one event at
+	// a time, writes.
+	evs, err := e.store.ReadAll(context.Background(), events.Position{}, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b pgx.Batch
+	if err := (PublicEvents{}).ApplyAll(evs, &b); err != nil || b.Len() != 1 {
+		t.Fatalf("ApplyAll of %d events queued %d statements (%v), want one INSERT", len(evs), b.Len(), err)
+	}
+	for name, p := range map[string]Projection{"ApplyAll": PublicEvents{}, "Apply": oneByOne{PublicEvents{}}} {
+		if _, err := e.pool.Exec(context.Background(), `TRUNCATE public_events`); err != nil {
+			t.Fatal(err)
+		}
+		if err := sendEvents(context.Background(), e.pool, p, evs, nil, nil); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := publicEventRows(t, e); strings.Join(got, "\n") != strings.Join(before, "\n") {
+			t.Errorf("%s wrote:\n%s\nthe runner wrote:\n%s", name, strings.Join(got, "\n"), strings.Join(before, "\n"))
+		}
 	}
 }
 
