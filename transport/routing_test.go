@@ -1,6 +1,9 @@
 package transport_test
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -8,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/invoicing/invoicing/transport"
+	"github.com/invoicing/invoicing/transport/auth"
 )
 
 // TestRoutingEdgeCases pins how the router treats paths that are not
@@ -53,13 +57,17 @@ func TestRoutingEdgeCases(t *testing.T) {
 		{"GET", co + "/nothing", 404, "", "", transport.UnmatchedRoute},
 		{"GET", inv + "/issue/more", 404, "", "", transport.UnmatchedRoute},
 		// Percent-encoding: an escaped letter is the letter. An escaped
-		// slash is a path separator (the router matches the decoded path).
+		// slash is data within its segment, as RFC 3986 has it (so a%2Fb
+		// is one segment, whose value "a/b" is no UUID: see
+		// TestEncodedSlashIsNoSeparator). gorilla/mux matched the decoded
+		// path instead: a%2Fb was two segments (404 here), and
+		// {company_id}%2Fcustomers listed the company's customers.
 		{"GET", "/v1/comp%61nies", 401, "", "", "/v1/companies"},
 		{"GET", "/v1/companies%2F", 404, "", "", transport.UnmatchedRoute},
-		{"GET", "/v1/companies/a%2Fb", 404, "", "", transport.UnmatchedRoute},
-		{"DELETE", "/v1/companies/a%2Fb", 404, "", "", transport.UnmatchedRoute},
-		{"GET", co + "%2Fcustomers", 401, "", "", "/v1/companies/{company_id}/customers"},
-		{"GET", co + "/customers%2Fx", 401, "", "", "/v1/companies/{company_id}/customers/{customer_id}"},
+		{"GET", "/v1/companies/a%2Fb", 401, "", "", "/v1/companies/{company_id}"},
+		{"DELETE", "/v1/companies/a%2Fb", 405, "", "GET, HEAD, PATCH", transport.UnmatchedRoute},
+		{"GET", co + "%2Fcustomers", 401, "", "", "/v1/companies/{company_id}"},
+		{"GET", co + "/customers%2Fx", 404, "", "", transport.UnmatchedRoute},
 		// Methods: HEAD answers as GET; any other method on a known path is
 		// 405 with the path's methods.
 		{"HEAD", inv + "/pdf", 401, "", "", "/v1/companies/{company_id}/invoices/{invoice_id}/pdf"},
@@ -84,6 +92,49 @@ func TestRoutingEdgeCases(t *testing.T) {
 		}
 		if len(m.requests) != 1 || m.requests[0].route != tt.route {
 			t.Errorf("%s %s: observed %+v, want route %q", tt.method, tt.target, m.requests, tt.route)
+		}
+	}
+}
+
+// readerAuth accepts the token "reader" as a principal of account acme with
+// the read scope.
+type readerAuth struct{}
+
+func (readerAuth) Verify(_ context.Context, token string) (auth.Principal, error) {
+	if token != "reader" {
+		return auth.Principal{}, fmt.Errorf("%w: not the reader token", auth.ErrUnauthenticated)
+	}
+	return auth.Principal{AccountID: "acme", Subject: "user-1", Scopes: []string{auth.ScopeRead}}, nil
+}
+
+// TestEncodedSlashIsNoSeparator: a path parameter with an escaped slash
+// reaches its handler as one value, which is no UUID: 422 on that
+// parameter, never another route's answer.
+func TestEncodedSlashIsNoSeparator(t *testing.T) {
+	h := transport.NewHandler(transport.Config{Auth: readerAuth{}, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	const co = "/v1/companies/0190a0c0-0000-7000-8000-000000000000"
+	for _, tt := range []struct{ target, param string }{
+		{"/v1/companies/a%2Fb", "company_id"},
+		{co + "%2Fcustomers", "company_id"},
+		{co + "/invoices/x%2Fissue", "invoice_id"},
+		{"/v1/events/a%2Fb", "event_id"},
+	} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, tt.target, nil)
+		req.Header.Set("Authorization", "Bearer reader")
+		h.ServeHTTP(rec, req)
+		var body struct {
+			Error struct {
+				Code    string `json:"code"`
+				Details []struct {
+					Path string `json:"path"`
+				} `json:"details"`
+			} `json:"error"`
+		}
+		err := json.Unmarshal(rec.Body.Bytes(), &body)
+		if rec.Code != http.StatusUnprocessableEntity || err != nil || body.Error.Code != "validation_failed" ||
+			len(body.Error.Details) != 1 || body.Error.Details[0].Path != tt.param {
+			t.Errorf("GET %s: %d %s, want 422 on %s", tt.target, rec.Code, rec.Body.String(), tt.param)
 		}
 	}
 }
