@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/gorilla/mux"
-
 	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/query"
@@ -137,7 +135,7 @@ func eventCreditNote(c query.CreditNote) (events.CreditNoteIssued, error) {
 
 func (s *server) listCreditNotes(w http.ResponseWriter, r *http.Request) error {
 	perr := &command.ValidationError{}
-	companyID := pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
+	companyID := pathUUID(perr, "company_id", r.PathValue("company_id"))
 	params := parseList(perr, r.URL.Query(), "invoice_id", "customer_id", "external_reference")
 	filter := query.CreditNoteFilter{ExternalReference: params.text(perr, "external_reference", 255)}
 	if v, ok := params.filters["invoice_id"]; ok {
@@ -181,7 +179,7 @@ func (s *server) getCreditNote(w http.ResponseWriter, r *http.Request) error {
 // creditNoteParams reads and checks {company_id} and {credit_note_id}.
 func creditNoteParams(r *http.Request) (companyID, creditNoteID string, err error) {
 	perr := &command.ValidationError{}
-	companyID = pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
-	creditNoteID = pathUUID(perr, "credit_note_id", mux.Vars(r)["credit_note_id"])
+	companyID = pathUUID(perr, "company_id", r.PathValue("company_id"))
+	creditNoteID = pathUUID(perr, "credit_note_id", r.PathValue("credit_note_id"))
 	return companyID, creditNoteID, perr.OrNil()
 }

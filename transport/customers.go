@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/gorilla/mux"
-
 	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/query"
@@ -48,7 +46,7 @@ func (s *server) getCustomer(w http.ResponseWriter, r *http.Request) error {
 
 func (s *server) listCustomers(w http.ResponseWriter, r *http.Request) error {
 	perr := &command.ValidationError{}
-	companyID := pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
+	companyID := pathUUID(perr, "company_id", r.PathValue("company_id"))
 	params := parseList(perr, r.URL.Query(), "archived", "external_reference")
 	filter := query.CustomerFilter{ExternalReference: params.text(perr, "external_reference", 255),
 		Archived: params.boolean(perr, "archived")}
@@ -114,7 +112,7 @@ func writeCustomer(w http.ResponseWriter, changed command.Result[events.Customer
 // customerParams reads and checks {company_id} and {customer_id}.
 func customerParams(r *http.Request) (companyID, customerID string, err error) {
 	perr := &command.ValidationError{}
-	companyID = pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
-	customerID = pathUUID(perr, "customer_id", mux.Vars(r)["customer_id"])
+	companyID = pathUUID(perr, "company_id", r.PathValue("company_id"))
+	customerID = pathUUID(perr, "customer_id", r.PathValue("customer_id"))
 	return companyID, customerID, perr.OrNil()
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/gorilla/mux"
 
 	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/events"
@@ -186,7 +185,7 @@ func (s *server) listEvents(w http.ResponseWriter, r *http.Request) error {
 
 func (s *server) getEvent(w http.ResponseWriter, r *http.Request) error {
 	perr := &command.ValidationError{}
-	id := pathUUID(perr, "event_id", mux.Vars(r)["event_id"])
+	id := pathUUID(perr, "event_id", r.PathValue("event_id"))
 	if err := perr.OrNil(); err != nil {
 		return err
 	}

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gorilla/mux"
-
 	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/query"
@@ -59,7 +57,7 @@ var invoiceStatuses = map[string]bool{events.StatusDraft: true, events.StatusIss
 
 func (s *server) listInvoices(w http.ResponseWriter, r *http.Request) error {
 	perr := &command.ValidationError{}
-	companyID := pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
+	companyID := pathUUID(perr, "company_id", r.PathValue("company_id"))
 	params := parseList(perr, r.URL.Query(), "customer_id", "external_reference", "status", "payment_status")
 	filter := query.InvoiceFilter{ExternalReference: params.text(perr, "external_reference", 255)}
 	if v, ok := params.filters["customer_id"]; ok {
@@ -141,7 +139,7 @@ func changeInvoice[T any](s *server, w http.ResponseWriter, r *http.Request,
 // invoiceParams reads and checks {company_id} and {invoice_id}.
 func invoiceParams(r *http.Request) (companyID, invoiceID string, err error) {
 	perr := &command.ValidationError{}
-	companyID = pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
-	invoiceID = pathUUID(perr, "invoice_id", mux.Vars(r)["invoice_id"])
+	companyID = pathUUID(perr, "company_id", r.PathValue("company_id"))
+	invoiceID = pathUUID(perr, "invoice_id", r.PathValue("invoice_id"))
 	return companyID, invoiceID, perr.OrNil()
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gorilla/mux"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -71,8 +70,8 @@ func CommandKinds() []string {
 // as Operations lists them) runs, or "" when it runs none.
 func CommandKind(operation string) string { return commandKinds[operation] }
 
-// routeSlot carries the matched route's template from inside the router
-// back out to withMetrics.
+// routeSlot carries the matched route's template from nameRoute back out
+// to withMetrics.
 type routeSlot struct{ template string }
 
 type routeSlotKey struct{}
@@ -100,21 +99,19 @@ func withMetrics(m Metrics, next http.Handler) http.Handler {
 // replayedHeader is the header markReplayed sets.
 const replayedHeader = "Idempotent-Replayed"
 
-// nameRoute runs inside the router once a route matched: it hands the
-// route's template to withMetrics and names the request's trace span after
-// it (the span otelhttp started, when tracing is on).
-func nameRoute(next http.Handler) http.Handler {
+// nameRoute wraps the handler of the route with the path template tmpl
+// (routes): it hands the template to withMetrics and names the request's
+// trace span after it (the span otelhttp started, when tracing is on).
+// Requests no route matched (404, 405) keep UnmatchedRoute and the span's
+// method name.
+func nameRoute(tmpl string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if route := mux.CurrentRoute(r); route != nil {
-			if tmpl, err := route.GetPathTemplate(); err == nil {
-				if slot, ok := r.Context().Value(routeSlotKey{}).(*routeSlot); ok {
-					slot.template = tmpl
-				}
-				if span := trace.SpanFromContext(r.Context()); span.IsRecording() {
-					span.SetName(r.Method + " " + tmpl)
-					span.SetAttributes(attribute.String("http.route", tmpl))
-				}
-			}
+		if slot, ok := r.Context().Value(routeSlotKey{}).(*routeSlot); ok {
+			slot.template = tmpl
+		}
+		if span := trace.SpanFromContext(r.Context()); span.IsRecording() {
+			span.SetName(r.Method + " " + tmpl)
+			span.SetAttributes(attribute.String("http.route", tmpl))
 		}
 		next.ServeHTTP(w, r)
 	})

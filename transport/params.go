@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/gorilla/mux"
-
 	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/query"
@@ -105,6 +103,6 @@ func pathUUID(perr *command.ValidationError, name, v string) string {
 // companyParam reads and checks the {company_id} path parameter alone.
 func companyParam(r *http.Request) (string, error) {
 	perr := &command.ValidationError{}
-	id := pathUUID(perr, "company_id", mux.Vars(r)["company_id"])
+	id := pathUUID(perr, "company_id", r.PathValue("company_id"))
 	return id, perr.OrNil()
 }

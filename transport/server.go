@@ -14,8 +14,6 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/gorilla/mux"
-
 	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/einvoice/pdf"
 	"github.com/invoicing/invoicing/events"
@@ -61,9 +59,6 @@ type Config struct {
 type server struct {
 	Config
 	logger *slog.Logger
-	// router is the route table, consulted again to list a path's methods
-	// in a 405's Allow.
-	router *mux.Router
 }
 
 // NewHandler returns the service's HTTP handler.
@@ -72,9 +67,7 @@ func NewHandler(cfg Config) http.Handler {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	s := &server{Config: cfg, logger: cfg.Logger}
-	s.router = s.routes()
-	s.router.Use(nameRoute)
-	h := withRequestID(s.withAccessLog(s.router))
+	h := withRequestID(s.withAccessLog(cleanPaths(s.routes())))
 	if cfg.Metrics != nil {
 		h = withMetrics(cfg.Metrics, h)
 	}

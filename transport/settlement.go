@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/gorilla/mux"
-
 	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/einvoice"
 	"github.com/invoicing/invoicing/events"
@@ -59,7 +57,7 @@ func (s *server) recordPayment(w http.ResponseWriter, r *http.Request) error {
 // 200 with the invoice as the reversal left it.
 func (s *server) reversePayment(w http.ResponseWriter, r *http.Request) error {
 	perr := &command.ValidationError{}
-	paymentID := pathUUID(perr, "payment_id", mux.Vars(r)["payment_id"])
+	paymentID := pathUUID(perr, "payment_id", r.PathValue("payment_id"))
 	if err := perr.OrNil(); err != nil {
 		return err
 	}

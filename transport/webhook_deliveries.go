@@ -5,8 +5,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/gorilla/mux"
-
 	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/query"
 	"github.com/invoicing/invoicing/webhook"
@@ -60,7 +58,7 @@ func (s *server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) e
 	}
 	perr := &command.ValidationError{}
 	params := parseList(perr, r.URL.Query())
-	endpointID := pathUUID(perr, "webhook_endpoint_id", mux.Vars(r)["webhook_endpoint_id"])
+	endpointID := pathUUID(perr, "webhook_endpoint_id", r.PathValue("webhook_endpoint_id"))
 	if err := perr.OrNil(); err != nil {
 		return err
 	}
@@ -81,8 +79,8 @@ func (s *server) retryWebhookDelivery(w http.ResponseWriter, r *http.Request) er
 		return errNoDeliveries
 	}
 	perr := &command.ValidationError{}
-	endpointID := pathUUID(perr, "webhook_endpoint_id", mux.Vars(r)["webhook_endpoint_id"])
-	deliveryID := pathUUID(perr, "delivery_id", mux.Vars(r)["delivery_id"])
+	endpointID := pathUUID(perr, "webhook_endpoint_id", r.PathValue("webhook_endpoint_id"))
+	deliveryID := pathUUID(perr, "delivery_id", r.PathValue("delivery_id"))
 	if err := perr.OrNil(); err != nil {
 		return err
 	}

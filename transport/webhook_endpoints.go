@@ -3,8 +3,6 @@ package transport
 import (
 	"net/http"
 
-	"github.com/gorilla/mux"
-
 	"github.com/invoicing/invoicing/command"
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/query"
@@ -110,7 +108,7 @@ func (s *server) deleteWebhookEndpoint(w http.ResponseWriter, r *http.Request) e
 // webhookEndpointParam reads and checks {webhook_endpoint_id}.
 func webhookEndpointParam(r *http.Request) (string, error) {
 	perr := &command.ValidationError{}
-	id := pathUUID(perr, "webhook_endpoint_id", mux.Vars(r)["webhook_endpoint_id"])
+	id := pathUUID(perr, "webhook_endpoint_id", r.PathValue("webhook_endpoint_id"))
 	return id, perr.OrNil()
 }
 

@@ -66,9 +66,9 @@ type config struct {
 	// PprofAddr is where Go's runtime profiles (net/http/pprof) are served
 	// (PPROF_ADDR); "" serves none. For profiling a benchmark run.
 	PprofAddr string
-	Tracing     tracingConfig
-	Audit       auditConfig
-	Webhooks    webhooksConfig
+	Tracing   tracingConfig
+	Audit     auditConfig
+	Webhooks  webhooksConfig
 }
 
 // webhooksConfig is the webhook endpoints' settings.
