@@ -6,5 +6,6 @@ const Appenders = appenders
 // The internal tests' helpers, for the external ones.
 var (
 	WakeOnlyStore   = wakeOnlyStore
+	OwnReadsStore   = ownReadsStore
 	HoldTransaction = holdTransaction
 )

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -55,6 +56,13 @@ type Store struct {
 	wg      sync.WaitGroup
 	listen  sync.Once
 	closeMu sync.Once
+	// tail is the log's latest events, read once for every subscription
+	// (nil when Options.TailWindow is negative); tailOnce starts its reader.
+	tail     *tailWindow
+	tailOnce sync.Once
+	// pageReads counts the log's page reads (readPage), for the tests that
+	// hold the window to its purpose.
+	pageReads atomic.Int64
 }
 
 // Options tune a Store; the zero value is fine.
@@ -66,6 +74,10 @@ type Options struct {
 	// (a companies projection during invoice creates); an idle service
 	// pays for it in statements and wake-ups.
 	PollInterval time.Duration
+	// TailWindow is how many of the log's latest events the store keeps for
+	// its subscriptions (tailWindow; default DefaultTailWindow); negative:
+	// none, every subscription reads for itself.
+	TailWindow int
 }
 
 // New returns a Store on pool, whose schema Migrate has created. The store
@@ -86,6 +98,12 @@ func New(pool *pgxpool.Pool, logger *slog.Logger, opts Options) *Store {
 		appends:    make(chan *appendRequest),
 		stopCtx:    ctx,
 		stop:       stop,
+	}
+	switch {
+	case opts.TailWindow == 0:
+		s.tail = newTailWindow(DefaultTailWindow)
+	case opts.TailWindow > 0:
+		s.tail = newTailWindow(opts.TailWindow)
 	}
 	s.wg.Add(1 + appenders)
 	go s.runNotifier(ctx)
@@ -323,6 +341,7 @@ func typeList(types []string) string {
 // have committed events hidden behind an open transaction. Only events of
 // payloadsOf (a typeList) have Data and Metadata, unless it is nil.
 func (s *Store) readPage(ctx context.Context, from events.Position, max int, payloadsOf *string) ([]events.RecordedEvent, error) {
+	s.pageReads.Add(1)
 	txID, gp := positionArgs(from)
 	rows, err := s.pool.Query(ctx, readAllSQL, txID, gp, s.knownTypes, max, payloadsOf)
 	if err != nil {

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -40,12 +41,17 @@ func (s *subscription) Err() error {
 
 // SubscribeAll implements events.Store: it reads pages from its position and,
 // once caught up, waits for a local commit, a notification from another
-// process, or the poll interval.
+// process, or the poll interval. A subscription whose position is inside
+// the store's tail window (tail.go) takes its events from there instead,
+// and waits for the window to move.
 func (s *Store) SubscribeAll(ctx context.Context, from events.Position, payloadsOf ...string) (events.Subscription, error) {
 	if len(payloadsOf) == 0 {
 		payloadsOf = nil // every payload
 	}
 	s.startListener()
+	if s.tail != nil {
+		s.startTail()
+	}
 	sub := &subscription{ch: make(chan events.RecordedEvent, PageSize), done: make(chan struct{}), payloadsOf: payloadsOf}
 	if payloadsOf != nil {
 		list := typeList(payloadsOf)
@@ -59,6 +65,12 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 	defer close(sub.ch)
 	held := heldBackPoll
 	for {
+		if next, ok, ended := sub.fromTail(ctx, s, pos); ended {
+			return
+		} else if ok {
+			pos = next
+			continue
+		}
 		wake := s.wake.Wait(sub.payloadsOf) // taken before reading, so no commit is missed
 		page, err := s.readPage(ctx, pos, PageSize, sub.payloadList)
 		if err != nil {
@@ -118,6 +130,42 @@ func (s *Store) nextRead(ctx context.Context, types *string, pos events.Position
 		return *held, true
 	}
 	return s.poll, false
+}
+
+// fromTail delivers the tail window's events after pos, or waits for the
+// window to move when it has none, and returns the new position; ok is
+// false when pos is not inside the window (the subscription then reads
+// for itself); ended when the subscription or the store ended meanwhile.
+func (sub *subscription) fromTail(ctx context.Context, s *Store, pos events.Position) (next events.Position, ok, ended bool) {
+	if s.tail == nil {
+		return pos, false, false
+	}
+	evs, changed, ok := s.tail.after(pos)
+	if !ok {
+		return pos, false, false
+	}
+	for _, ev := range evs {
+		if sub.payloadsOf != nil && !slices.Contains(sub.payloadsOf, ev.Type) {
+			ev.Data, ev.Metadata = nil, nil
+		}
+		select {
+		case sub.ch <- ev:
+			pos = ev.Position
+		case <-ctx.Done():
+			return pos, true, true
+		}
+	}
+	if len(evs) > 0 {
+		return pos, true, false
+	}
+	select {
+	case <-ctx.Done():
+		return pos, true, true
+	case <-s.stopped():
+		return pos, true, true
+	case <-changed:
+		return pos, true, false
+	}
 }
 
 func (sub *subscription) fail(ctx context.Context, err error) {

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -123,7 +124,19 @@ func migratedPool(t *testing.T) *pgxpool.Pool {
 // within a test, only wake-ups move them.
 func wakeOnlyStore(t *testing.T, pool *pgxpool.Pool) *Store {
 	t.Helper()
-	s := New(pool, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{PollInterval: time.Hour})
+	return storeWith(t, pool, Options{PollInterval: time.Hour})
+}
+
+// ownReadsStore is a wakeOnlyStore without a tail window: every
+// subscription reads for itself, as one catching up does.
+func ownReadsStore(t *testing.T, pool *pgxpool.Pool) *Store {
+	t.Helper()
+	return storeWith(t, pool, Options{PollInterval: time.Hour, TailWindow: -1})
+}
+
+func storeWith(t *testing.T, pool *pgxpool.Pool, opts Options) *Store {
+	t.Helper()
+	s := New(pool, slog.New(slog.NewTextHandler(io.Discard, nil)), opts)
 	t.Cleanup(func() { s.Close() })
 	return s
 }
@@ -161,5 +174,75 @@ func TestTypeListIsTheArrayPostgreSQLReads(t *testing.T) {
 		if !slices.Equal(got, types) {
 			t.Errorf("typeList(%q) reads back as %q", types, got)
 		}
+	}
+}
+
+// Subscriptions at the log's tail share its page reads through the tail
+// window: eight of them cost about one read per append, where each read
+// for itself (eight per append) before.
+func TestSubscriptionsAtTheTailShareThePageReads(t *testing.T) {
+	pool := migratedPool(t)
+	for _, c := range []struct {
+		name     string
+		opts     Options
+		min, max int64 // page reads per append
+	}{
+		{"with the tail window", Options{PollInterval: time.Hour}, 0, 2},
+		{"every subscription reading for itself", Options{PollInterval: time.Hour, TailWindow: -1}, 8, 1 << 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := storeWith(t, pool, c.opts)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var subs []events.Subscription
+			for range 8 {
+				sub, err := s.SubscribeAll(ctx, lastPosition(t, s), events.TypeCompanyCreated)
+				if err != nil {
+					t.Fatal(err)
+				}
+				subs = append(subs, sub)
+			}
+			time.Sleep(200 * time.Millisecond) // each at the tail, waiting
+			before := s.pageReads.Load()
+			const appends = 50
+			for i := range appends {
+				stream := fmt.Sprintf("company-%s-%d", strings.ReplaceAll(c.name, " ", "-"), i)
+				ev := events.EventData{ID: events.EventID(stream, 0), Type: events.TypeCompanyCreated,
+					Data: json.RawMessage(`{"n":1}`), Metadata: json.RawMessage(`{}`)}
+				if _, err := s.Append(ctx, stream, events.NoStream(), ev); err != nil {
+					t.Fatal(err)
+				}
+				for n, sub := range subs {
+					select {
+					case got := <-sub.Events():
+						if got.Stream != stream || string(got.Data) != `{"n":1}` {
+							t.Fatalf("subscriber %d got %s %q, want %s with its payload", n, got.Stream, got.Data, stream)
+						}
+					case <-time.After(5 * time.Second):
+						t.Fatalf("subscriber %d did not get %s", n, stream)
+					}
+				}
+			}
+			perAppend := (s.pageReads.Load() - before) / appends
+			if perAppend < c.min || perAppend > c.max {
+				t.Fatalf("%d page reads per append, want %d to %d", perAppend, c.min, c.max)
+			}
+		})
+	}
+}
+
+// lastPosition is the position of the store's last event (zero if none).
+func lastPosition(t *testing.T, s *Store) events.Position {
+	t.Helper()
+	var pos events.Position
+	for {
+		page, err := s.readPage(context.Background(), pos, PageSize, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			return pos
+		}
+		pos = page[len(page)-1].Position
 	}
 }

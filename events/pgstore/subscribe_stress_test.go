@@ -126,14 +126,29 @@ func (c *collector) String() string {
 // second later (catching up while the appends go on), and from positions
 // read midway, with and without payload filters. Each must deliver exactly
 // the log that ReadAll returns at the end, after its start.
+//
+// It runs with the store's tail window (tail.go), with a window of three
+// events (so that subscriptions move in and out of it all the time, and
+// catch up behind it), and without one.
 func TestSubscriptionsSeeEveryEventOnceInOrderUnderConcurrentCommits(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		window int
+	}{{"tail window", 0}, {"a window of three events", 3}, {"no window", -1}} {
+		t.Run(c.name, func(t *testing.T) {
+			subscriptionsUnderConcurrentCommits(t, pgstore.Options{PollInterval: 50 * time.Millisecond, TailWindow: c.window})
+		})
+	}
+}
+
+func subscriptionsUnderConcurrentCommits(t *testing.T, opts pgstore.Options) {
 	const (
 		appendFor        = 3 * time.Second
 		appenders        = 5 // through Append
 		lateCommitters   = 2 // through their own transactions
 		deliveryDeadline = 20 * time.Second
 	)
-	store, pool := newStore(t)
+	store, pool := newStoreWith(t, opts)
 	subCtx, cancelSubs := context.WithCancel(context.Background())
 	defer cancelSubs()
 
