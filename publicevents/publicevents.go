@@ -7,6 +7,7 @@
 package publicevents
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -127,6 +128,72 @@ type ids struct {
 	CreditNoteID string `json:"credit_note_id"`
 }
 
+// field is the field of ids a top-level key names, nil for any other key.
+func (v *ids) field(key string) *string {
+	switch key {
+	case "account_id":
+		return &v.AccountID
+	case "company_id":
+		return &v.CompanyID
+	case "customer_id":
+		return &v.CustomerID
+	case "invoice_id":
+		return &v.InvoiceID
+	case "credit_note_id":
+		return &v.CreditNoteID
+	}
+	return nil
+}
+
+// resourceID is the id of the resource of kind resource.
+func (v *ids) resourceID(resource string) string {
+	switch resource {
+	case ResourceCompany:
+		return v.CompanyID
+	case ResourceCustomer:
+		return v.CustomerID
+	case ResourceInvoice:
+		return v.InvoiceID
+	case ResourceCreditNote:
+		return v.CreditNoteID
+	}
+	return ""
+}
+
+// readIDs reads the top-level ids of a payload up to the point where the
+// account, the company and the resource's id are known. The write side
+// puts them first, so it reads a few members of an InvoiceDrafted's
+// 2 KB, where json.Unmarshal scanned it all twice: the public-events
+// projection spent 22% of a catch-up's service CPU there. The payload is
+// valid JSON (the event store's json column holds nothing else); a member
+// that is not an id is skipped whole, so ids nested deeper never count.
+func readIDs(data []byte, resource string) (ids, error) {
+	var v ids
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return v, fmt.Errorf("not a JSON object (%v)", err)
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return v, err
+		}
+		key, _ := tok.(string) // an object's member names are strings
+		if f := v.field(key); f != nil {
+			err = dec.Decode(f)
+		} else {
+			err = dec.Decode(&json.RawMessage{})
+		}
+		if err != nil {
+			return v, fmt.Errorf("%s: %w", key, err)
+		}
+		if v.AccountID != "" && v.CompanyID != "" && v.resourceID(resource) != "" {
+			return v, nil
+		}
+	}
+	return v, nil
+}
+
 // SubjectOf reads ev's subject from its payload; ok is false for an event
 // that is not public. The resource is the company, customer or invoice
 // whose stream ev is in, and for credit_note.issued the credit note.
@@ -135,21 +202,11 @@ func SubjectOf(ev events.RecordedEvent) (s Subject, ok bool, err error) {
 	if !ok {
 		return Subject{}, false, nil
 	}
-	var v ids
-	if err := json.Unmarshal(ev.Data, &v); err != nil {
+	v, err := readIDs(ev.Data, p.resource)
+	if err != nil {
 		return Subject{}, true, fmt.Errorf("publicevents: decode %s event %x: %w", ev.Type, ev.ID, err)
 	}
-	s = Subject{Type: p.name, Resource: p.resource, AccountID: v.AccountID, CompanyID: v.CompanyID}
-	switch p.resource {
-	case ResourceCompany:
-		s.ResourceID = v.CompanyID
-	case ResourceCustomer:
-		s.ResourceID = v.CustomerID
-	case ResourceInvoice:
-		s.ResourceID = v.InvoiceID
-	case ResourceCreditNote:
-		s.ResourceID = v.CreditNoteID
-	}
+	s = Subject{Type: p.name, Resource: p.resource, AccountID: v.AccountID, CompanyID: v.CompanyID, ResourceID: v.resourceID(p.resource)}
 	if s.AccountID == "" || s.CompanyID == "" || s.ResourceID == "" {
 		return Subject{}, true, fmt.Errorf("publicevents: %s event %x names no account, company or %s", ev.Type, ev.ID, p.resource)
 	}

@@ -59,3 +59,67 @@ func TestSubjectOf(t *testing.T) {
 		t.Errorf("an event without ids: %v", err)
 	}
 }
+
+// readIDs, which stops reading once it has the ids it needs, reads what
+// json.Unmarshal of the whole payload reads: ids after large members,
+// ids nested in other members (never taken), null ids, members in any
+// order, and the events the write side writes.
+func TestReadIDsReadsWhatUnmarshalReads(t *testing.T) {
+	drafted, err := json.Marshal(events.InvoiceDrafted{InvoiceID: "i1", CompanyID: "c0", AccountID: "acme", CustomerID: "c1",
+		Customer: events.CustomerSnapshot{Name: `Kunde "GmbH"`}, Lines: []events.InvoiceLine{{Description: "a", Quantity: "1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		data, resource string
+	}{
+		{string(drafted), ResourceInvoice},
+		{`{"lines":[{"account_id":"x","company_id":"y"}],"customer":{"invoice_id":"z"},"account_id":"acme","company_id":"c0","invoice_id":"i1"}`, ResourceInvoice},
+		{`{"note":"a \"company_id\": here","account_id":"acme","company_id":"c0","customer_id":"c1"}`, ResourceCustomer},
+		{`{"company_id":"c0","account_id":"acme"}`, ResourceCompany},
+		{`{"account_id":null,"company_id":"c0"}`, ResourceCompany},
+		{`{"account_id":"acme","company_id":"c0","invoice_id":"i1","credit_note_id":"n1","lines":[1,2,{}]}`, ResourceCreditNote},
+		{`{"account_id":"acme"}`, ResourceInvoice},
+		{`{}`, ResourceCompany},
+	} {
+		var want ids
+		if err := json.Unmarshal([]byte(c.data), &want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readIDs([]byte(c.data), c.resource)
+		if err != nil {
+			t.Errorf("%s: %v", c.data, err)
+			continue
+		}
+		if got.AccountID != want.AccountID || got.CompanyID != want.CompanyID || got.resourceID(c.resource) != want.resourceID(c.resource) {
+			t.Errorf("%s: read %+v, json.Unmarshal reads %+v", c.data, got, want)
+		}
+	}
+	for _, bad := range []string{``, `[]`, `"s"`, `{"account_id":1}`, `{"account_id":"a",`} {
+		if _, err := readIDs([]byte(bad), ResourceCompany); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// BenchmarkSubjectOf reads the subject of a generated InvoiceDrafted, as
+// the public-events projection does for every invoice in a catch-up.
+func BenchmarkSubjectOf(b *testing.B) {
+	lines := make([]events.InvoiceLine, 5)
+	for i := range lines {
+		lines[i] = events.InvoiceLine{Description: "Consulting, senior, per day", Quantity: "1.5", UnitAmountMinor: 125000, TaxRateBps: 1900}
+	}
+	data, err := json.Marshal(events.InvoiceDrafted{InvoiceID: "0190a3c4-0000-7000-8000-000000000001", CompanyID: "0190a3c4-0000-7000-8000-000000000002",
+		AccountID: "acme", CustomerID: "0190a3c4-0000-7000-8000-000000000003", Lines: lines,
+		Customer: events.CustomerSnapshot{Name: "Kunde GmbH", Address: events.Address{Line1: "Hauptstraße 1", City: "Berlin", PostalCode: "10115", CountryCode: "DE"}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev := events.RecordedEvent{Type: events.TypeInvoiceDrafted, Data: data}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := SubjectOf(ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
