@@ -85,23 +85,35 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 				return
 			}
 		}
-		if len(page) == PageSize {
-			continue
-		}
-		wait, hidden := s.nextRead(ctx, sub.payloadList, pos, len(page) > 0, &held)
-		select {
-		case <-ctx.Done():
+		if !s.awaitRead(ctx, wake, sub.payloadList, pos, len(page), &held) {
 			return
-		case <-s.stopped():
-			return
-		case <-wake:
-		case <-time.After(wait):
-			if hidden {
-				// Still held back after a whole wait: a long transaction.
-				held = min(held*2, s.poll)
-			}
 		}
 	}
+}
+
+// awaitRead waits, after a page of n events that ended at pos, until the
+// next page read is due: at once after a full page, else at a wake-up, or
+// after nextRead's wait. held is the reader's held-back backoff. It is
+// false when ctx or the store ended meanwhile. Subscriptions and the tail
+// window's reader (runTail) follow the log with it alike.
+func (s *Store) awaitRead(ctx context.Context, wake <-chan struct{}, types *string, pos events.Position, n int, held *time.Duration) bool {
+	if n == PageSize {
+		return true
+	}
+	wait, hidden := s.nextRead(ctx, types, pos, n > 0, held)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-s.stopped():
+		return false
+	case <-wake:
+	case <-time.After(wait):
+		if hidden {
+			// Still held back after a whole wait: a long transaction.
+			*held = min(*held*2, s.poll)
+		}
+	}
+	return true
 }
 
 // nextRead tells how long a subscription may wait for a wake-up before it

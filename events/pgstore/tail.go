@@ -129,7 +129,7 @@ func (s *Store) startTail() {
 }
 
 // runTail keeps the window at the log's tail, with the same reads and
-// waits as a subscription's (subscription.run) for every type.
+// waits (awaitRead) as a subscription's, for every type.
 func (s *Store) runTail(ctx context.Context) {
 	defer s.wg.Done()
 	pos, ok := s.tailStart(ctx)
@@ -152,18 +152,8 @@ func (s *Store) runTail(ctx context.Context) {
 		if len(page) > 0 {
 			pos = page[len(page)-1].Position
 		}
-		if len(page) == PageSize {
-			continue
-		}
-		wait, hidden := s.nextRead(ctx, nil, pos, len(page) > 0, &held)
-		select {
-		case <-ctx.Done():
+		if !s.awaitRead(ctx, wake, nil, pos, len(page), &held) {
 			return
-		case <-wake:
-		case <-time.After(wait):
-			if hidden {
-				held = min(held*2, s.poll)
-			}
 		}
 	}
 }
