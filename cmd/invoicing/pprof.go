@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -30,21 +28,6 @@ func servePprof(addr string, logger *slog.Logger) (stop func(), err error) {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("profile server stopped", "error", err)
-		}
-	}()
-	logger.Info("serving profiles", "addr", ln.Addr().String())
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			logger.Warn("stopping the profile server", "error", err)
-		}
-		<-done
-	}, nil
+	// No write timeout: a CPU profile answers after the seconds it asks for.
+	return serveSide(&http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln, logger, "profiles"), nil
 }

@@ -137,24 +137,34 @@ func (o *observability) serveMetrics() (stop func()) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", telemetry.Handler(o.registry, o.logger))
-	srv := &http.Server{
+	return serveSide(&http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-	}
+	}, o.metricsLn, o.logger, "metrics")
+}
+
+// sideShutdownTimeout bounds the shutdown of a side listener's server.
+const sideShutdownTimeout = 5 * time.Second
+
+// serveSide serves srv on ln, a side listener apart from the API (metrics,
+// profiles), until the returned stop is called. what names it in the log.
+func serveSide(srv *http.Server, ln net.Listener, logger *slog.Logger, what string) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := srv.Serve(o.metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			o.logger.Error("metrics server stopped", "error", err)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error(what+" server stopped", "error", err)
 		}
 	}()
-	o.logger.Info("serving metrics", "addr", o.metricsLn.Addr().String())
+	logger.Info("serving "+what, "addr", ln.Addr().String())
 	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), sideShutdownTimeout)
 		defer cancel()
-		_ = srv.Shutdown(ctx)
+		if err := srv.Shutdown(ctx); err != nil {
+			logger.Warn("stopping the "+what+" server", "error", err)
+		}
 		<-done
 	}
 }
