@@ -20,6 +20,15 @@ type billing struct {
 	companyID, customerID string
 }
 
+// alternate is b through other for odd i: requests numbered i, sent at
+// once, go half through each of two instances on one database.
+func (b billing) alternate(other *service, i int) billing {
+	if i%2 == 1 {
+		b.s = other
+	}
+	return b
+}
+
 func newBilling(t *testing.T, s *service, org, companyBody string) billing {
 	t.Helper()
 	tok := token(t, org)

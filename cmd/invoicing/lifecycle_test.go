@@ -192,10 +192,7 @@ func TestConcurrentIssuesThroughTwoInstancesNumberGaplessly(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			via := b
-			if i%2 == 1 {
-				via.s = b2
-			}
+			via := b.alternate(b2, i)
 			res := via.issue(t, id, fmt.Sprint("g-issue-", i))
 			if res.status != http.StatusOK {
 				t.Errorf("issue %d: %d %s", i, res.status, res.body)

@@ -30,10 +30,7 @@ func TestSixtyFourConcurrentCreditNotesThroughTwoInstancesNumberGaplessly(t *tes
 	}
 	numbers := make([]string, n)
 	sendAtOnce(t, n, func(i int) response {
-		via := b
-		if i%2 == 1 {
-			via.s = other
-		}
+		via := b.alternate(other, i)
 		res := via.postCreditNote(t, invoices[i], fmt.Sprint("cn-gapless-", i), map[string]any{"reason": "Cancelled order"})
 		if res.status != http.StatusCreated {
 			t.Errorf("credit note of invoice %d: %d %s", i, res.status, res.body)
@@ -113,10 +110,7 @@ func TestSixteenConcurrentPartialCreditNotesNeverExceedTheInvoice(t *testing.T) 
 	}
 	results := make([]response, len(credits))
 	sendAtOnce(t, len(credits), func(i int) response {
-		via := b
-		if i%2 == 1 {
-			via.s = other
-		}
+		via := b.alternate(other, i)
 		results[i] = via.postCreditNote(t, id, fmt.Sprint("cn-overcredit-", i), credits[i].body(i))
 		return results[i]
 	})
@@ -215,10 +209,7 @@ func TestConcurrentPaymentsNeverOverpay(t *testing.T) {
 	id := b.issued(t, "pay-concurrent-invoice", b.invoiceBody(t, nil))
 	results := make([]response, 16)
 	sendAtOnce(t, len(results), func(i int) response {
-		via := b
-		if i%2 == 1 {
-			via.s = other
-		}
+		via := b.alternate(other, i)
 		results[i] = via.pay(t, id, fmt.Sprint("pay-concurrent-", i), payment(2000))
 		return results[i]
 	})
@@ -253,10 +244,7 @@ func TestConcurrentReplaysOfOneCreditNoteMakeOne(t *testing.T) {
 	id := b.issued(t, "cn-replays-invoice", b.invoiceBody(t, nil))
 	bodies := make([]string, 20)
 	sendAtOnce(t, len(bodies), func(i int) response {
-		via := b
-		if i%2 == 1 {
-			via.s = other
-		}
+		via := b.alternate(other, i)
 		res := via.postCreditNote(t, id, "cn-replays-one", map[string]any{"reason": "Once", "lines": []any{mline("Refund", "1", 100, 1900, "")}})
 		if res.status != http.StatusCreated {
 			t.Errorf("request %d: %d %s", i, res.status, res.body)
