@@ -211,19 +211,7 @@ func TestCreditNoteEInvoicesPassTheCENCheck(t *testing.T) {
 		}
 	}
 
-	out, err := exec.Command(runner, files...).CombinedOutput()
-	if _, ok := err.(*exec.ExitError); err != nil && !ok {
-		t.Fatalf("run %s: %v\n%s", runner, err, out)
-	}
-	verdicts := map[string]string{}
-	for _, line := range strings.Split(string(out), "\n") {
-		verdict, rest, _ := strings.Cut(line, " ")
-		file, _, _ := strings.Cut(rest, ": ")
-		file, _, _ = strings.Cut(file, " (")
-		if verdict == "PASS" || verdict == "FAIL" {
-			verdicts[file] = line
-		}
-	}
+	verdicts, out := cenVerdicts(t, runner, files)
 	for _, f := range files {
 		switch line, ok := verdicts[f]; {
 		case !ok:

@@ -163,19 +163,7 @@ func TestEInvoiceMatrixPassesTheCENCheck(t *testing.T) {
 		files = append(files, f)
 	}
 
-	out, err := exec.Command(runner, files...).CombinedOutput()
-	if _, ok := err.(*exec.ExitError); err != nil && !ok {
-		t.Fatalf("run %s: %v\n%s", runner, err, out)
-	}
-	verdicts := map[string]string{}
-	for _, line := range strings.Split(string(out), "\n") {
-		verdict, rest, _ := strings.Cut(line, " ")
-		file, _, _ := strings.Cut(rest, ": ")
-		file, _, _ = strings.Cut(file, " (")
-		if verdict == "PASS" || verdict == "FAIL" {
-			verdicts[file] = line
-		}
-	}
+	verdicts, out := cenVerdicts(t, runner, files)
 	for _, f := range files {
 		line, ok := verdicts[f]
 		switch {
@@ -189,4 +177,25 @@ func TestEInvoiceMatrixPassesTheCENCheck(t *testing.T) {
 			t.Errorf("%s\n%s", line, doc)
 		}
 	}
+}
+
+// cenVerdicts runs CEN's validator (runner) over files and returns each
+// file's verdict line ("PASS …" or "FAIL …"), and the whole output for
+// the messages. A file the runner says nothing of has no entry.
+func cenVerdicts(t *testing.T, runner string, files []string) (verdicts map[string]string, out []byte) {
+	t.Helper()
+	out, err := exec.Command(runner, files...).CombinedOutput()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatalf("run %s: %v\n%s", runner, err, out)
+	}
+	verdicts = map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		verdict, rest, _ := strings.Cut(line, " ")
+		file, _, _ := strings.Cut(rest, ": ")
+		file, _, _ = strings.Cut(file, " (")
+		if verdict == "PASS" || verdict == "FAIL" {
+			verdicts[file] = line
+		}
+	}
+	return verdicts, out
 }
