@@ -319,7 +319,7 @@ func (s *Store) ReadAll(ctx context.Context, from events.Position, max int) ([]e
 }
 
 // typeList is types as a PostgreSQL array literal ({"A","B"}), which a
-// statement casts with ::text::text[]; sent as text, it costs the client a
+// statement casts once (see readAllSQL); sent as text, it costs the client a
 // copy where a []string parameter cost an array encoding per statement.
 func typeList(types []string) string {
 	escape := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
@@ -385,7 +385,7 @@ func (s *Store) CountAfter(ctx context.Context, from events.Position) (int64, er
 	var n int64
 	err := s.pool.QueryRow(ctx, `
 		SELECT count(*) FROM events
-		WHERE (tx_id, global_position) > ($1::text::xid8, $2::bigint) AND event_type = ANY($3::text::text[])`,
+		WHERE (tx_id, global_position) > ($1::text::xid8, $2::bigint) AND event_type = ANY((SELECT $3::text::text[])::text[])`,
 		txID, gp, s.knownTypes).Scan(&n)
 	return n, err
 }

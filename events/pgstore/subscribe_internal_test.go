@@ -177,6 +177,59 @@ func TestTypeListIsTheArrayPostgreSQLReads(t *testing.T) {
 	}
 }
 
+// The type lists of the page read and of the pending check are parsed
+// once per statement, in the generic plan too, which PostgreSQL uses for a
+// prepared statement after five runs: a cast of a parameter in a filter is
+// evaluated for every row there, and that had cost a catch-up a tenth of
+// PostgreSQL's CPU.
+func TestTypeListsAreParsedOncePerStatement(t *testing.T) {
+	ctx := context.Background()
+	pool := migratedPool(t)
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
+		t.Fatal(err)
+	}
+	all, one := typeList(events.Types), typeList([]string{events.TypeCompanyCreated})
+	for _, c := range []struct {
+		name, sql string
+		args      string
+	}{
+		{"read_all", readAllSQL, fmt.Sprintf("'0', 0, '%s', 2000, '%s'", all, one)},
+		{"pending", pendingSQL, fmt.Sprintf("'%s', '0', 0", all)},
+	} {
+		if _, err := conn.Conn().Prepare(ctx, c.name, c.sql); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		plan := explain(t, conn.Conn(), "EXPLAIN (VERBOSE) EXECUTE "+c.name+"("+c.args+")")
+		for _, line := range strings.Split(plan, "\n") {
+			if strings.Contains(line, "ANY (") && strings.Contains(line, "::text[]") {
+				t.Errorf("%s: a type list is cast where rows are tested: %s\n%s", c.name, strings.TrimSpace(line), plan)
+			}
+		}
+		if !strings.Contains(plan, "InitPlan") {
+			t.Errorf("%s: no InitPlan casts the type lists:\n%s", c.name, plan)
+		}
+	}
+}
+
+// explain returns the plan statement prints, one line per row.
+func explain(t *testing.T, conn *pgx.Conn, statement string) string {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), statement)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
+}
+
 // Subscriptions at the log's tail share its page reads through the tail
 // window: eight of them cost about one read per append, where each read
 // for itself (eight per append) before.
