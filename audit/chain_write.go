@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -123,7 +122,7 @@ func link(head chainHead, batch []events.RecordedEvent) (chainHead, [][]any, err
 		}
 		head.seq++
 		head.chain, head.position = next, ev.Position
-		rows = append(rows, []any{int64(head.seq), ev.Position.String(), uuid.UUID(ev.ID), next[:]})
+		rows = append(rows, []any{int64(head.seq), ev.Position.String(), ev.ID, next[:]}) // ev.ID as [16]byte: see pgstore's eventColumns
 	}
 	return head, rows, nil
 }

@@ -3,7 +3,6 @@ package projections
 import (
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/invoicing/invoicing/events"
@@ -52,7 +51,7 @@ const publicEventRowsSQL = `
 // publicIndexRows are the columns of a batch's public events.
 type publicIndexRows struct {
 	hi, lo                                  []int64
-	id                                      []uuid.UUID
+	id                                      [][16]byte // not uuid.UUID: see pgstore's eventColumns
 	account, company, resource, typ, stream []string
 	revision                                []int64
 	createdAt                               []time.Time
@@ -66,7 +65,7 @@ func (r *publicIndexRows) add(ev events.RecordedEvent) error {
 		return err
 	}
 	hi, lo := key(ev)
-	r.hi, r.lo, r.id = append(r.hi, hi), append(r.lo, lo), append(r.id, uuid.UUID(ev.ID))
+	r.hi, r.lo, r.id = append(r.hi, hi), append(r.lo, lo), append(r.id, ev.ID)
 	r.account, r.company, r.resource = append(r.account, s.AccountID), append(r.company, s.CompanyID), append(r.resource, s.ResourceID)
 	r.typ, r.stream = append(r.typ, s.Type), append(r.stream, ev.Stream)
 	r.revision, r.version = append(r.revision, int64(ev.Revision)), append(r.version, int64(ev.Revision)+1)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/invoicing/invoicing/events"
@@ -251,7 +250,7 @@ func (s *Store) insertBatch(ctx context.Context, batch []*appendRequest) (map[[1
 	written := make(map[[16]byte]events.AppendResult, n)
 	for rows.Next() {
 		var (
-			id      uuid.UUID
+			id      [16]byte // see eventColumns
 			gp, rev int64
 			txID    string
 		)

@@ -213,13 +213,19 @@ func (s *Store) insert(ctx context.Context, stream string, expected events.Expec
 
 // eventColumns are events as the array parameters of appendSQL and
 // batchAppendSQL, one element per event.
+//
+// Event ids go to and come from pgx as [16]byte, never uuid.UUID: pgx
+// encodes a uuid.UUID through its driver.Valuer, as text that fails to
+// encode as binary (an error built with fmt.Errorf) and is then parsed
+// back; 2,000 of them took 8.7 ms against 0.6 ms as [16]byte, and
+// scanning one 445 ns against 193.
 type eventColumns struct {
-	ids                   []uuid.UUID
+	ids                   [][16]byte
 	types, data, metadata []string
 }
 
 func (c *eventColumns) add(ev events.EventData) {
-	c.ids, c.types = append(c.ids, uuid.UUID(ev.ID)), append(c.types, ev.Type)
+	c.ids, c.types = append(c.ids, ev.ID), append(c.types, ev.Type)
 	c.data, c.metadata = append(c.data, string(ev.Data)), append(c.metadata, metadataOrEmpty(ev.Metadata))
 }
 
@@ -362,16 +368,15 @@ func scanEvents(rows pgx.Rows) ([]events.RecordedEvent, error) {
 			ev      events.RecordedEvent
 			gp, rev int64
 			txID    string
-			id      uuid.UUID
 		)
-		if err := rows.Scan(&gp, &txID, &id, &ev.Stream, &rev, &ev.Type, (*[]byte)(&ev.Data), (*[]byte)(&ev.Metadata), &ev.RecordedAt); err != nil {
+		if err := rows.Scan(&gp, &txID, &ev.ID, &ev.Stream, &rev, &ev.Type, (*[]byte)(&ev.Data), (*[]byte)(&ev.Metadata), &ev.RecordedAt); err != nil {
 			return nil, err
 		}
 		pos, err := position(txID, gp)
 		if err != nil {
 			return nil, err
 		}
-		ev.ID, ev.Position, ev.Revision = id, pos, uint64(rev)
+		ev.Position, ev.Revision = pos, uint64(rev)
 		ev.RecordedAt = ev.RecordedAt.UTC()
 		out = append(out, ev)
 	}
