@@ -124,19 +124,33 @@ func NextBatch(ctx context.Context, sub events.Subscription, size int, timeout <
 		if !open {
 			return nil, false
 		}
-		batch = append(batch, ev)
+		return take(sub, append(capacityFor(sub, size), ev), size), true
 	case <-timeout:
 		return nil, true
 	case <-ctx.Done():
 		return nil, false
 	}
-	return append(batch, Waiting(sub, size-1)...), true
 }
 
 // Waiting takes up to size events that the subscription holds already,
 // without waiting for more.
 func Waiting(sub events.Subscription, size int) []events.RecordedEvent {
-	var batch []events.RecordedEvent
+	if len(sub.Events()) == 0 {
+		return nil
+	}
+	return take(sub, capacityFor(sub, size), size)
+}
+
+// capacityFor is an empty batch with room for what sub holds and one more,
+// up to size: a catch-up's batches are thousands of events, which growing
+// by append copied over and over.
+func capacityFor(sub events.Subscription, size int) []events.RecordedEvent {
+	return make([]events.RecordedEvent, 0, min(size, len(sub.Events())+1))
+}
+
+// take appends to batch what sub holds already, until batch has size
+// events.
+func take(sub events.Subscription, batch []events.RecordedEvent, size int) []events.RecordedEvent {
 	for len(batch) < size {
 		select {
 		case ev, open := <-sub.Events():
