@@ -260,7 +260,7 @@ func (s *Store) ReadStream(ctx context.Context, stream string) ([]events.Recorde
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: read stream %s: %w", stream, pgerr.MarkUnavailable(err, events.ErrUnavailable))
 	}
-	out, err := scanEvents(rows)
+	out, err := scanEvents(rows, nil)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: read stream %s: %w", stream, pgerr.MarkUnavailable(err, events.ErrUnavailable))
 	}
@@ -280,7 +280,7 @@ func (s *Store) ReadLast(ctx context.Context, stream string) (events.RecordedEve
 	if err != nil {
 		return events.RecordedEvent{}, fmt.Errorf("pgstore: read last of %s: %w", stream, pgerr.MarkUnavailable(err, events.ErrUnavailable))
 	}
-	out, err := scanEvents(rows)
+	out, err := scanEvents(rows, nil)
 	if err != nil {
 		return events.RecordedEvent{}, fmt.Errorf("pgstore: read last of %s: %w", stream, pgerr.MarkUnavailable(err, events.ErrUnavailable))
 	}
@@ -312,7 +312,7 @@ func (s *Store) ReadAll(ctx context.Context, from events.Position, max int) ([]e
 		if err != nil {
 			return nil, fmt.Errorf("pgstore: read all after %s: %w", from, err)
 		}
-		page, err := s.readPage(ctx, from, max, nil)
+		page, _, err := s.readPage(ctx, from, max, nil)
 		if err != nil || len(page) == max || settled {
 			return page, err
 		}
@@ -344,32 +344,55 @@ func typeList(types []string) string {
 }
 
 // readPage reads what the horizon lets it see now; a short page may still
-// have committed events hidden behind an open transaction. Only events of
-// payloadsOf (a typeList) have Data and Metadata, unless it is nil.
-func (s *Store) readPage(ctx context.Context, from events.Position, max int, payloadsOf *string) ([]events.RecordedEvent, error) {
+// have committed events hidden behind an open transaction. It scans up to
+// max events and returns how many it scanned: all of them when payloadsOf
+// (a typeList) is nil; else only those of payloadsOf, with Data and
+// Metadata, and the last one scanned, as a position (readSkippingSQL).
+func (s *Store) readPage(ctx context.Context, from events.Position, max int, payloadsOf *string) ([]events.RecordedEvent, int, error) {
 	s.pageReads.Add(1)
 	txID, gp := positionArgs(from)
-	rows, err := s.pool.Query(ctx, readAllSQL, txID, gp, s.knownTypes, max, payloadsOf)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: read all after %s: %w", from, err)
+	var (
+		rows    pgx.Rows
+		err     error
+		scanned *int64
+	)
+	if payloadsOf == nil {
+		rows, err = s.pool.Query(ctx, readAllSQL, txID, gp, s.knownTypes, max)
+	} else {
+		scanned = new(int64)
+		rows, err = s.pool.Query(ctx, readSkippingSQL, txID, gp, s.knownTypes, max, *payloadsOf)
 	}
-	out, err := scanEvents(rows)
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: read all after %s: %w", from, err)
+		return nil, 0, fmt.Errorf("pgstore: read all after %s: %w", from, err)
 	}
-	return out, nil
+	out, err := scanEvents(rows, scanned)
+	if err != nil {
+		return nil, 0, fmt.Errorf("pgstore: read all after %s: %w", from, err)
+	}
+	if scanned == nil {
+		return out, len(out), nil
+	}
+	return out, int(*scanned), nil
 }
 
-func scanEvents(rows pgx.Rows) ([]events.RecordedEvent, error) {
+// scanEvents reads rows of events; scanned, when not nil, takes a tenth
+// column (readSkippingSQL's count of the rows its page scanned).
+func scanEvents(rows pgx.Rows, scanned *int64) ([]events.RecordedEvent, error) {
 	defer rows.Close()
-	var out []events.RecordedEvent
+	var (
+		out     []events.RecordedEvent
+		ev      events.RecordedEvent
+		gp, rev int64
+		txID    string
+	)
+	// One list of destinations for every row, ev cleared before each.
+	dest := []any{&gp, &txID, &ev.ID, &ev.Stream, &rev, &ev.Type, (*[]byte)(&ev.Data), (*[]byte)(&ev.Metadata), &ev.RecordedAt, scanned}
+	if scanned == nil {
+		dest = dest[:9]
+	}
 	for rows.Next() {
-		var (
-			ev      events.RecordedEvent
-			gp, rev int64
-			txID    string
-		)
-		if err := rows.Scan(&gp, &txID, &ev.ID, &ev.Stream, &rev, &ev.Type, (*[]byte)(&ev.Data), (*[]byte)(&ev.Metadata), &ev.RecordedAt); err != nil {
+		ev = events.RecordedEvent{}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
 		pos, err := position(txID, gp)

@@ -41,12 +41,14 @@ func (s *subscription) Err() error {
 
 // SubscribeAll implements events.Store: it reads pages from its position and,
 // once caught up, waits for a local commit, a notification from another
-// process, or the poll interval. A subscription whose position is inside
-// the store's tail window (tail.go) takes its events from there instead,
-// and waits for the window to move.
+// process, or the poll interval. With payloadsOf, its pages leave out the
+// events of other types but the last of each page (readSkippingSQL). A
+// subscription whose position is inside the store's tail window (tail.go)
+// takes its events from there instead, every one, and waits for the window
+// to move.
 func (s *Store) SubscribeAll(ctx context.Context, from events.Position, payloadsOf ...string) (events.Subscription, error) {
-	if len(payloadsOf) == 0 {
-		payloadsOf = nil // every payload
+	if len(payloadsOf) == 0 || containsAll(payloadsOf, events.Types) {
+		payloadsOf = nil // every payload: nothing to skip
 	}
 	s.startListener()
 	if s.tail != nil {
@@ -61,6 +63,16 @@ func (s *Store) SubscribeAll(ctx context.Context, from events.Position, payloads
 	return sub, nil
 }
 
+// containsAll reports whether every one of want is in types.
+func containsAll(types, want []string) bool {
+	for _, t := range want {
+		if !slices.Contains(types, t) {
+			return false
+		}
+	}
+	return true
+}
+
 func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position) {
 	defer close(sub.ch)
 	held := heldBackPoll
@@ -72,7 +84,7 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 			continue
 		}
 		wake := s.wake.Wait(sub.payloadsOf) // taken before reading, so no commit is missed
-		page, err := s.readPage(ctx, pos, PageSize, sub.payloadList)
+		page, scanned, err := s.readPage(ctx, pos, PageSize, sub.payloadList)
 		if err != nil {
 			sub.fail(ctx, err)
 			return
@@ -85,17 +97,19 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 				return
 			}
 		}
-		if !s.awaitRead(ctx, wake, sub.payloadList, pos, len(page), &held) {
+		if !s.awaitRead(ctx, wake, sub.payloadList, pos, scanned, &held) {
 			return
 		}
 	}
 }
 
-// awaitRead waits, after a page of n events that ended at pos, until the
-// next page read is due: at once after a full page, else at a wake-up, or
-// after nextRead's wait. held is the reader's held-back backoff. It is
-// false when ctx or the store ended meanwhile. Subscriptions and the tail
-// window's reader (runTail) follow the log with it alike.
+// awaitRead waits, after a page that scanned n events and ended at pos,
+// until the next page read is due: at once after a full page (n counts
+// the rows a filtered page skipped too: it is full though it delivered
+// few), else at a wake-up, or after nextRead's wait. held is the
+// reader's held-back backoff. It is false when ctx or the store ended
+// meanwhile. Subscriptions and the tail window's reader (runTail) follow
+// the log with it alike.
 func (s *Store) awaitRead(ctx context.Context, wake <-chan struct{}, types *string, pos events.Position, n int, held *time.Duration) bool {
 	if n == PageSize {
 		return true

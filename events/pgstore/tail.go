@@ -140,7 +140,7 @@ func (s *Store) runTail(ctx context.Context) {
 	held := heldBackPoll
 	for {
 		wake := s.wake.Wait(nil)
-		page, err := s.readPage(ctx, pos, PageSize, nil)
+		page, _, err := s.readPage(ctx, pos, PageSize, nil)
 		if err != nil {
 			if !s.tailFailed(ctx, err) {
 				return
