@@ -142,9 +142,16 @@ type Store interface {
 	// SubscribeAll delivers this service's events after from in global
 	// order, first the history and then live ones, until ctx ends or the
 	// subscription fails. It never skips an event and never delivers one
-	// twice. When payloadsOf names event types, events of other types may
-	// come without Data and Metadata: a subscriber that passes over most
-	// events (a projection of one kind of stream) need not read them.
+	// twice. When payloadsOf names event types, it delivers every event of
+	// those types, but events of other types may come without Data and
+	// Metadata, or be left out: a subscriber that passes over most events
+	// (a projection of one kind of stream) need not read them. It still
+	// advances past them: a run of events it leaves out ends with one it
+	// delivers, without payload unless of payloadsOf, so that the position
+	// of the last delivered event reaches the last event of the log
+	// whatever its type (read-your-writes waits for that position).
+	// Subscribers must therefore treat any event of another type as a
+	// position only, and not count on seeing each of them.
 	SubscribeAll(ctx context.Context, from Position, payloadsOf ...string) (Subscription, error)
 
 	// Ping reports whether the store is reachable.

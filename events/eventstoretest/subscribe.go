@@ -3,6 +3,7 @@ package eventstoretest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ func subscribeCases() []testCase {
 		{"cancelling the context closes Events and leaves Err nil", testSubscribeCancel},
 		{"a subscription resumed from the last delivered position continues without gap or duplicate", testSubscribeResume},
 		{"200 streams appended from 8 goroutines each appear exactly once in ReadAll and SubscribeAll", testManyStreams},
+		{"SubscribeAll with payload types delivers each of their events once with its payload, and reaches the log's last event", testSubscribeWithPayloadTypes},
 	}
 }
 
@@ -112,6 +114,66 @@ func testManyStreams(f *fixture) {
 	}
 }
 
+// testSubscribeWithPayloadTypes: a subscriber of some types gets every
+// event of them, once, in order, with its payload. Events of other types
+// it may get or not (PostgreSQL leaves most out, EventStoreDB delivers
+// them all), in order, once, and without payload or with the right one;
+// but it gets past them: its last delivered position reaches the log's
+// last event, of another type here, as read-your-writes needs. The log is
+// longer than a page of the PostgreSQL adapter.
+func testSubscribeWithPayloadTypes(f *fixture) {
+	payloadsOf := []string{events.Types[0], events.Types[1]} // a fence, at revision 0, is of Types[0]
+	from := f.marker()
+	var appended []events.EventData
+	for i := range 25 {
+		s := f.stream(fmt.Sprintf("typed-%02d", i))
+		evs := make([]events.EventData, 100)
+		for rev := range evs {
+			evs[rev] = event(s, uint64(rev), "typed")
+		}
+		f.mustAppend(s, events.NoStream(), evs...)
+		appended = append(appended, evs...)
+	}
+	s := f.stream("typed-last")
+	last := event(s, 0, "last, of another type")
+	last.Type = events.Types[2]
+	end := f.mustAppend(s, events.NoStream(), last).Position
+	appended = append(appended, last)
+
+	w := f.followTypes(from, payloadsOf...)
+	for w.last.Compare(end) < 0 {
+		w.next()
+	}
+	got := append(f.ownOnly(w.all), w.untilFence()...)
+	var want []events.EventData
+	for _, ev := range appended {
+		if slices.Contains(payloadsOf, ev.Type) {
+			want = append(want, ev)
+		}
+	}
+	sent := map[[16]byte]events.EventData{}
+	for _, ev := range appended {
+		sent[ev.ID] = ev
+	}
+	var typed []events.RecordedEvent
+	for _, ev := range got {
+		if slices.Contains(payloadsOf, ev.Type) {
+			typed = append(typed, ev)
+			continue
+		}
+		if ev.Data != nil && !jsonEqual(ev.Data, sent[ev.ID].Data) || ev.Metadata != nil && !jsonEqual(ev.Metadata, sent[ev.ID].Metadata) {
+			f.t.Errorf("%s@%d, not of the payload types, came with data %.200s metadata %s: neither none nor its own", ev.Stream, ev.Revision, ev.Data, ev.Metadata)
+		}
+	}
+	f.checkSequence("events of the payload types", typed, want)
+	f.t.Logf("of %d events, %d of the payload types, the subscription delivered %d", len(appended), len(want), len(got))
+	for _, ev := range typed {
+		if !jsonEqual(ev.Metadata, sent[ev.ID].Metadata) {
+			f.t.Errorf("%s@%d: Metadata = %s, want %s", ev.Stream, ev.Revision, ev.Metadata, sent[ev.ID].Metadata)
+		}
+	}
+}
+
 // appendConcurrently creates streams name(0) to name(n-1), one event each,
 // from several goroutines at once.
 func (f *fixture) appendConcurrently(n, writers int, name func(int) string) {
@@ -153,11 +215,17 @@ type watcher struct {
 // follow subscribes after from; the subscription ends with the subtest.
 func (f *fixture) follow(from events.Position) *watcher {
 	f.t.Helper()
+	return f.followTypes(from)
+}
+
+// followTypes is follow with the payload types payloadsOf.
+func (f *fixture) followTypes(from events.Position, payloadsOf ...string) *watcher {
+	f.t.Helper()
 	ctx, cancel := context.WithCancel(f.ctx)
 	f.t.Cleanup(cancel)
-	sub, err := f.store.SubscribeAll(ctx, from)
+	sub, err := f.store.SubscribeAll(ctx, from, payloadsOf...)
 	if err != nil {
-		f.t.Fatalf("SubscribeAll(%s): %v", from, err)
+		f.t.Fatalf("SubscribeAll(%s, %v): %v", from, payloadsOf, err)
 	}
 	return &watcher{f: f, sub: sub, cancel: cancel, from: from, last: from}
 }
