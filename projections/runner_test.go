@@ -3,6 +3,7 @@ package projections
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync/atomic"
@@ -287,6 +288,47 @@ func TestOtherEventsCommitTheCheckpointLateAndNothingIsAppliedTwice(t *testing.T
 			t.Fatalf("the checkpoint never passed the skipped events: %s, want %s", checkpointOf(t, e, "companies"), more)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A runner of a projection whose events are rare (companies) reaches the
+// log's last event, of another type, while reading behind the store's tail
+// window (here none): its subscription leaves most other events out, but
+// delivers a position past them, which the runner applies as skipped and
+// commits within CheckpointEvery. Read-your-writes waits on that position.
+func TestARunnerReachesTheHeadOverOtherEvents(t *testing.T) {
+	e := newEnv(t)
+	store := pgstore.New(e.pool, quiet, pgstore.Options{PollInterval: 20 * time.Millisecond, TailWindow: -1})
+	t.Cleanup(func() { store.Close() })
+	eventstoretest.AppendCompanies(t, store, 3)
+	var last events.Position
+	for i := range 25 {
+		stream := fmt.Sprintf("customer-%d", i)
+		evs := make([]events.EventData, 200)
+		for rev := range evs {
+			evs[rev] = events.EventData{ID: events.EventID(stream, uint64(rev)), Type: events.TypeCustomerUpdated,
+				Data: []byte(`{}`), Metadata: []byte(`{}`)}
+		}
+		res, err := store.Append(context.Background(), stream, events.NoStream(), evs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = res.Position
+	}
+	r := NewRunner(Companies{}, store, e.pool, quiet, RunnerOptions{CheckpointEvery: 50 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(20 * time.Second)
+	for !r.passed(last) || checkpointOf(t, e, "companies") != last {
+		if time.Now().After(deadline) {
+			t.Fatalf("applied position passed the last event %s: %v; checkpoint %s", last, r.passed(last), checkpointOf(t, e, "companies"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if rows, distinct := companyCounts(t, e.pool); rows != 3 || distinct != 3 {
+		t.Fatalf("%d rows, %d distinct; want the 3 companies once", rows, distinct)
 	}
 }
 
