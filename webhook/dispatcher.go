@@ -149,9 +149,10 @@ func (d *Dispatcher) lead(ctx context.Context) (committed bool, err error) {
 }
 
 // follow enqueues the subscription's events from pos on, a batch per
-// transaction. The subscription never skips an event, and it starts at the
-// committed checkpoint, so a new leader goes on where the last commit of
-// the old one left off.
+// transaction. The subscription never skips an event of the public types
+// (others it may leave out, or deliver as positions, which deliveries
+// passes over), and it starts at the committed checkpoint, so a new leader
+// goes on where the last commit of the old one left off.
 func (d *Dispatcher) follow(ctx context.Context, pos events.Position) (committed bool, err error) {
 	subCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
