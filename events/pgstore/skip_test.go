@@ -67,12 +67,11 @@ func TestFilteredSubscriptionReceivesItsTypesAndAPositionPerPage(t *testing.T) {
 	defer cancel()
 	store, _ := newStoreWith(t, pgstore.Options{PollInterval: 50 * time.Millisecond, TailWindow: -1})
 	var companies []events.Position
-	var end events.Position
 	for i := range 10 {
-		end = appendOfType(t, store, fmt.Sprintf("invoice-%d", i), events.TypeInvoiceDrafted, 500)
+		appendOfType(t, store, fmt.Sprintf("invoice-%d", i), events.TypeInvoiceDrafted, 500)
 		companies = append(companies, appendOfType(t, store, fmt.Sprintf("company-%d", i), events.TypeCompanyCreated, 1))
 	}
-	end = appendOfType(t, store, "invoice-last", events.TypeInvoiceDrafted, 10) // the log ends with other types
+	end := appendOfType(t, store, "invoice-last", events.TypeInvoiceDrafted, 10) // the log ends with other types
 	const total = 10*501 + 10
 
 	every, err := store.SubscribeAll(ctx, events.Position{})

@@ -105,12 +105,6 @@ type collector struct {
 	got []events.RecordedEvent
 }
 
-func (c *collector) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.got)
-}
-
 // delivered reports whether c has delivered its share of want, the log
 // after its start: every event, or, with payload types, up to the last.
 func (c *collector) delivered(want []events.RecordedEvent) bool {
