@@ -83,27 +83,17 @@ func TestPendingCheckReadsTheEndOfTheIndex(t *testing.T) {
 	if _, err := conn.Exec(ctx, "PREPARE pending(text[], text, bigint) AS "+pendingSQL); err != nil {
 		t.Fatal(err)
 	}
-	for _, step := range []string{"", "ANALYZE events"} {
-		if step != "" {
-			if _, err := conn.Exec(ctx, step); err != nil {
-				t.Fatal(err)
-			}
+	eachPlan(t, conn.Conn(), func(step, mode string) {
+		var plan string
+		err := conn.QueryRow(ctx, `EXPLAIN (COSTS OFF, FORMAT JSON) EXECUTE pending('{InvoiceDrafted,CompanyCreated}', '0', 0)`).Scan(&plan)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, mode := range []string{"force_generic_plan", "force_custom_plan"} {
-			if _, err := conn.Exec(ctx, "SET plan_cache_mode = "+mode); err != nil {
-				t.Fatal(err)
-			}
-			var plan string
-			err := conn.QueryRow(ctx, `EXPLAIN (COSTS OFF, FORMAT JSON) EXECUTE pending('{InvoiceDrafted,CompanyCreated}', '0', 0)`).Scan(&plan)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(plan, `"Index Name": "events_global_order"`) || !strings.Contains(plan, `"Scan Direction": "Backward"`) ||
-				strings.Contains(plan, `"Seq Scan"`) || strings.Contains(plan, `"Sort"`) {
-				t.Errorf("%s, %s: the pending check is not a backward scan of events_global_order:\n%s", step, mode, plan)
-			}
+		if !strings.Contains(plan, `"Index Name": "events_global_order"`) || !strings.Contains(plan, `"Scan Direction": "Backward"`) ||
+			strings.Contains(plan, `"Seq Scan"`) || strings.Contains(plan, `"Sort"`) {
+			t.Errorf("%s, %s: the pending check is not a backward scan of events_global_order:\n%s", step, mode, plan)
 		}
-	}
+	})
 }
 
 // readSkippingSQL reads its page from events_global_order as readAllSQL
@@ -144,8 +134,28 @@ func TestSkippingPageReadsTheIndexAndJoinsBackByKey(t *testing.T) {
 // skippingPlans checks the plans of readSkippingSQL, prepared as
 // "skipping", with args: before and after ANALYZE, generic and custom.
 func skippingPlans(t *testing.T, conn *pgx.Conn, kept, args string) {
-	ctx := context.Background()
 	loops := regexp.MustCompile(`loops=(\d+)`)
+	eachPlan(t, conn, func(step, mode string) {
+		plan := explain(t, conn, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE skipping("+args+")")
+		if strings.Contains(plan, "external") || strings.Contains(plan, "Disk:") {
+			t.Errorf("%s, %s, keeping %s: the page spills to disk:\n%s", step, mode, kept, plan)
+		}
+		if !strings.Contains(plan, "events_global_order") || !strings.Contains(plan, "events_pkey") || strings.Contains(plan, "Seq Scan") {
+			t.Errorf("%s, %s, keeping %s: the page is not read from events_global_order and joined back by key:\n%s", step, mode, kept, plan)
+		}
+		for _, line := range strings.Split(plan, "\n") {
+			if m := loops.FindStringSubmatch(line); m != nil && m[1] != "1" && !strings.Contains(line, "events_pkey") {
+				t.Errorf("%s, %s, keeping %s: %s runs %s times:\n%s", step, mode, kept, strings.TrimSpace(line), m[1], plan)
+			}
+		}
+	})
+}
+
+// eachPlan runs check once per plan a prepared statement on conn may run
+// with: before and after ANALYZE, generic and custom.
+func eachPlan(t *testing.T, conn *pgx.Conn, check func(step, mode string)) {
+	t.Helper()
+	ctx := context.Background()
 	for _, step := range []string{"", "ANALYZE events"} {
 		if step != "" {
 			if _, err := conn.Exec(ctx, step); err != nil {
@@ -156,18 +166,7 @@ func skippingPlans(t *testing.T, conn *pgx.Conn, kept, args string) {
 			if _, err := conn.Exec(ctx, "SET plan_cache_mode = "+mode); err != nil {
 				t.Fatal(err)
 			}
-			plan := explain(t, conn, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE skipping("+args+")")
-			if strings.Contains(plan, "external") || strings.Contains(plan, "Disk:") {
-				t.Errorf("%s, %s, keeping %s: the page spills to disk:\n%s", step, mode, kept, plan)
-			}
-			if !strings.Contains(plan, "events_global_order") || !strings.Contains(plan, "events_pkey") || strings.Contains(plan, "Seq Scan") {
-				t.Errorf("%s, %s, keeping %s: the page is not read from events_global_order and joined back by key:\n%s", step, mode, kept, plan)
-			}
-			for _, line := range strings.Split(plan, "\n") {
-				if m := loops.FindStringSubmatch(line); m != nil && m[1] != "1" && !strings.Contains(line, "events_pkey") {
-					t.Errorf("%s, %s, keeping %s: %s runs %s times:\n%s", step, mode, kept, strings.TrimSpace(line), m[1], plan)
-				}
-			}
+			check(step, mode)
 		}
 	}
 }
