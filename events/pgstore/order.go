@@ -43,7 +43,12 @@ package pgstore
 const readAllSQL = `
 SELECT global_position, tx_id::text AS tx_text, event_id, stream_name, stream_revision, event_type,
        data::text, metadata::text, recorded_at
-FROM events
+FROM events` + pageRule
+
+// pageRule is which rows of events a page holds, in what order: those of
+// the types in $3 after the position ($1, $2) and below the horizon, $4 at
+// most. readAllSQL and readSkippingSQL read pages by it alike.
+const pageRule = `
 WHERE (tx_id, global_position) > ($1::text::xid8, $2::bigint)
   AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
   AND event_type = ANY((SELECT $3::text::text[])::text[])
@@ -75,12 +80,7 @@ LIMIT $4`
 const readSkippingSQL = `
 WITH page AS MATERIALIZED (
 	SELECT tx_id, global_position, event_type, row_number() OVER (ORDER BY tx_id, global_position) AS n
-	FROM events
-	WHERE (tx_id, global_position) > ($1::text::xid8, $2::bigint)
-	  AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
-	  AND event_type = ANY((SELECT $3::text::text[])::text[])
-	ORDER BY tx_id, global_position
-	LIMIT $4
+	FROM events` + pageRule + `
 ), scanned AS MATERIALIZED (
 	SELECT count(*) AS n FROM page
 ), kept AS (
