@@ -17,15 +17,23 @@ import (
 // readAheadMin: building them costs less than handing them to a goroutine
 // is worth.
 //
+// The goroutine gathers a full batch (follow.Gather), waiting for events
+// until the current batch is written: a subscription hands over a page at
+// a time into a buffer the size of a batch, so what is waiting when the
+// current batch was taken is often the start of the next page only. Taken
+// alone, it made every other batch of a catch-up short, and the batch
+// after a short one was built while nothing was written.
+//
 // Only the goroutine reads the subscription until wait returns; the events
 // it takes are the ones follow.NextBatch would have taken next, so the order is
 // the same. The statements are used only if the batch is written as it was
 // built (see applyBatch); building is pure, so building it again costs
 // only time.
 type readAhead struct {
-	done  chan struct{}
-	batch []events.RecordedEvent
-	pre   *built
+	written chan struct{} // closed by wait: the batch before is written
+	done    chan struct{}
+	batch   []events.RecordedEvent
+	pre     *built
 }
 
 // readAheadMin is the smallest batch size at which a runner reads ahead.
@@ -38,10 +46,10 @@ func startReadAhead(proj Projection, sub events.Subscription, current []events.R
 	if size < readAheadMin || len(current) < size {
 		return nil
 	}
-	ra := &readAhead{done: make(chan struct{})}
+	ra := &readAhead{written: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(ra.done)
-		ra.batch = follow.Waiting(sub, size)
+		ra.batch = follow.Gather(sub, size, ra.written)
 		if slices.ContainsFunc(ra.batch, func(ev events.RecordedEvent) bool { return proj.Handles(ev.Type) }) {
 			ra.pre = build(proj, ra.batch)
 		}
@@ -49,13 +57,15 @@ func startReadAhead(proj Projection, sub events.Subscription, current []events.R
 	return ra
 }
 
-// wait returns the batch read ahead (possibly empty) and its statements
-// (nil if it holds no event the projection handles). A nil readAhead has
-// none.
+// wait tells the goroutine that the batch before is written, and returns
+// the batch read ahead (possibly empty) and its statements (nil if it
+// holds no event the projection handles). A nil readAhead has none; each
+// other is waited for once.
 func (ra *readAhead) wait() ([]events.RecordedEvent, *built) {
 	if ra == nil {
 		return nil, nil
 	}
+	close(ra.written)
 	<-ra.done
 	return ra.batch, ra.pre
 }

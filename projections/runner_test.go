@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -404,4 +405,49 @@ func TestARunnerIsCatchingUpWhileItsBatchesAreFull(t *testing.T) {
 	if !sawCatchingUp.Load() {
 		t.Fatal("the runner never reported catching up while it read full batches")
 	}
+}
+
+// A catch-up is written in full batches: each read ahead gathers a whole
+// batch while the one before is written. It once took only what the
+// subscription held when the batch before was taken: the rest of a page
+// the subscription was still handing over, as its pages leave out other
+// projections' events and so end inside a batch. Every other batch was
+// short, and the full one after it was built while nothing was written.
+func TestACatchUpIsWrittenInFullBatches(t *testing.T) {
+	e := newEnv(t)
+	var last events.Position
+	for range 5 * DefaultBatchSize / 5 { // five batches of companies, a customer after every five
+		eventstoretest.AppendCompanies(t, e.store, 5)
+		last = appendCustomerCreated(t, e.store)
+	}
+
+	log := &batchLog{}
+	runUntil(t, e, NewRunner(Companies{}, e.store, e.pool, quiet, RunnerOptions{Observer: log}), last)
+	var sizes []int
+	for _, b := range log.take() {
+		sizes = append(sizes, b.Events)
+	}
+	first := slices.Index(sizes, DefaultBatchSize)
+	if first < 0 {
+		t.Fatalf("batches of %v events: none full", sizes)
+	}
+	for _, n := range sizes[first : len(sizes)-1] {
+		if n != DefaultBatchSize {
+			t.Fatalf("batches of %v events: after the first full one, every one but the last should be full (%d)", sizes, DefaultBatchSize)
+		}
+	}
+}
+
+// appendCustomerCreated appends an event the companies projection does not
+// read; its payload does not matter.
+func appendCustomerCreated(t *testing.T, store events.Store) events.Position {
+	t.Helper()
+	stream := "customer-" + uuid.NewString()
+	res, err := store.Append(context.Background(), stream, events.NoStream(), events.EventData{
+		ID: events.EventID(stream, 0), Type: events.TypeCustomerCreated, Data: []byte(`{}`), Metadata: []byte(`{}`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Position
 }

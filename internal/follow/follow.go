@@ -132,13 +132,26 @@ func NextBatch(ctx context.Context, sub events.Subscription, size int, timeout <
 	}
 }
 
-// Waiting takes up to size events that the subscription holds already,
-// without waiting for more.
-func Waiting(sub events.Subscription, size int) []events.RecordedEvent {
-	if len(sub.Events()) == 0 {
-		return nil
+// Gather takes events from sub until it has size, waiting for them, and
+// returns early when stop is closed (with what is waiting then) or sub
+// ends. A runner reading ahead gathers its next batch this way while it
+// writes the one before: taking only what was waiting at the start, it
+// would get what remains of a page the subscription is still handing over
+// and write the backlog in short batches.
+func Gather(sub events.Subscription, size int, stop <-chan struct{}) []events.RecordedEvent {
+	batch := make([]events.RecordedEvent, 0, size)
+	for len(batch) < size {
+		select {
+		case ev, open := <-sub.Events():
+			if !open {
+				return batch
+			}
+			batch = append(batch, ev)
+		case <-stop:
+			return take(sub, batch, size)
+		}
 	}
-	return take(sub, capacityFor(sub, size), size)
+	return batch
 }
 
 // capacityFor is an empty batch with room for what sub holds and one more,
