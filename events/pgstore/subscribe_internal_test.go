@@ -366,3 +366,69 @@ func lastPosition(t *testing.T, s *Store) events.Position {
 		pos = page[len(page)-1].Position
 	}
 }
+
+// A subscription whose types are most of the log reads whole pages after
+// its first, and keeps of each what readSkippingSQL returns for it (its
+// types' events and the page's last); one whose types are few goes on
+// reading with readSkippingSQL.
+func TestASubscriptionReadsWholePagesWhereItsTypesAreMost(t *testing.T) {
+	ctx := context.Background()
+	s := storeWith(t, migratedPool(t), Options{PollInterval: time.Hour, TailWindow: -1})
+	for i := range 50 { // 5,000 events, 2.5 pages: 99 drafts, then a company
+		appendMany(t, s, fmt.Sprintf("invoice-%d", i), events.TypeInvoiceDrafted, 99)
+		appendMany(t, s, fmt.Sprintf("company-%d", i), events.TypeCompanyCreated, 1)
+	}
+	for _, c := range []struct {
+		types []string
+		whole bool
+	}{
+		{[]string{events.TypeInvoiceDrafted, events.TypeInvoiceIssued}, true},
+		{[]string{events.TypeCompanyCreated}, false},
+	} {
+		list := typeList(c.types)
+		sub := &subscription{payloadsOf: c.types, payloadList: &list}
+		var pos events.Position
+		for page := 1; ; page++ {
+			want, wantScanned, err := s.readPage(ctx, pos, PageSize, &list)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, scanned, err := sub.read(ctx, s, pos)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if scanned != wantScanned || !sameEvents(got, want) {
+				t.Fatalf("%v, page %d: %d events of %d scanned, want the %d of %d readSkippingSQL returns", c.types, page, len(got), scanned, len(want), wantScanned)
+			}
+			if sub.whole != c.whole {
+				t.Fatalf("%v, after page %d: reads the next whole %v, want %v", c.types, page, sub.whole, c.whole)
+			}
+			if scanned < PageSize {
+				break
+			}
+			pos = got[len(got)-1].Position
+		}
+	}
+}
+
+// appendMany appends n events of eventType to a new stream in one append.
+func appendMany(t *testing.T, s *Store, stream, eventType string, n int) {
+	t.Helper()
+	evs := make([]events.EventData, n)
+	for i := range evs {
+		evs[i] = events.EventData{ID: events.EventID(stream, uint64(i)), Type: eventType,
+			Data: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)), Metadata: json.RawMessage(`{"account_id":"a"}`)}
+	}
+	if _, err := s.Append(context.Background(), stream, events.NoStream(), evs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sameEvents compares what a reader sees of two lists of events.
+func sameEvents(a, b []events.RecordedEvent) bool {
+	return slices.EqualFunc(a, b, func(x, y events.RecordedEvent) bool {
+		return x.Position == y.Position && x.ID == y.ID && x.Stream == y.Stream && x.Revision == y.Revision &&
+			x.Type == y.Type && string(x.Data) == string(y.Data) && string(x.Metadata) == string(y.Metadata) &&
+			x.RecordedAt.Equal(y.RecordedAt) && (x.Data == nil) == (y.Data == nil)
+	})
+}
