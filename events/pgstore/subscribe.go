@@ -30,8 +30,8 @@ type subscription struct {
 	// it names its payload types: they were most of its last page (read).
 	whole bool
 	mu    sync.Mutex
-	err         error
-	done        chan struct{}
+	err   error
+	done  chan struct{}
 }
 
 func (s *subscription) Events() <-chan events.RecordedEvent { return s.ch }
