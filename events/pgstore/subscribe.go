@@ -26,12 +26,9 @@ type subscription struct {
 	payloadsOf []string // nil: every payload
 	// payloadList is payloadsOf as a typeList, nil for every payload.
 	payloadList *string
-	// whole tells whether its next page is read whole (readAllSQL) though
-	// it names its payload types: they were most of its last page (read).
-	whole bool
-	mu    sync.Mutex
-	err   error
-	done  chan struct{}
+	mu          sync.Mutex
+	err         error
+	done        chan struct{}
 }
 
 func (s *subscription) Events() <-chan events.RecordedEvent { return s.ch }
@@ -87,7 +84,7 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 			continue
 		}
 		wake := s.wake.Wait(sub.payloadsOf) // taken before reading, so no commit is missed
-		page, scanned, err := sub.read(ctx, s, pos)
+		page, scanned, err := s.readPage(ctx, pos, PageSize, sub.payloadList)
 		if err != nil {
 			sub.fail(ctx, err)
 			return
@@ -104,54 +101,6 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 			return
 		}
 	}
-}
-
-// read reads the page after pos and tells how many rows it scanned. A
-// subscription naming its payload types gets their events and the page's
-// last row, as a position, either way; how is chosen by the share of its
-// types in the page before. Where they are few (the companies
-// projection's among invoices), readSkippingSQL leaves the others' payloads
-// in the table. Where they are most (the invoices and public-events
-// projections, the webhook dispatcher), it would join nearly every row
-// back to events by key, which cost PostgreSQL three to five times the
-// plain page (2,000 rows: 11-48 ms against 3-9), so the page is read
-// whole and the rest dropped here.
-func (sub *subscription) read(ctx context.Context, s *Store, pos events.Position) ([]events.RecordedEvent, int, error) {
-	if sub.payloadList == nil {
-		return s.readPage(ctx, pos, PageSize, nil)
-	}
-	if !sub.whole {
-		page, scanned, err := s.readPage(ctx, pos, PageSize, sub.payloadList)
-		sub.whole = err == nil && mostly(len(page), scanned)
-		return page, scanned, err
-	}
-	page, scanned, err := s.readPage(ctx, pos, PageSize, nil)
-	if err != nil {
-		return nil, 0, err
-	}
-	kept := sub.keep(page)
-	sub.whole = mostly(len(kept), scanned)
-	return kept, scanned, nil
-}
-
-// mostly tells whether kept rows of a page that scanned n are most of it.
-func mostly(kept, n int) bool { return 2*kept > n }
-
-// keep is what readSkippingSQL returns of a page: the events of the
-// subscription's types and the last, without its payload unless it is of
-// them. It reuses page's array.
-func (sub *subscription) keep(page []events.RecordedEvent) []events.RecordedEvent {
-	kept := page[:0]
-	for i, ev := range page {
-		switch {
-		case slices.Contains(sub.payloadsOf, ev.Type):
-			kept = append(kept, ev)
-		case i == len(page)-1:
-			ev.Data, ev.Metadata = nil, nil
-			kept = append(kept, ev)
-		}
-	}
-	return kept
 }
 
 // awaitRead waits, after a page that scanned n events and ended at pos,
