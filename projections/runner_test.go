@@ -416,7 +416,7 @@ func TestARunnerIsCatchingUpWhileItsBatchesAreFull(t *testing.T) {
 func TestACatchUpIsWrittenInFullBatches(t *testing.T) {
 	e := newEnv(t)
 	var last events.Position
-	for range 5 * DefaultBatchSize / 5 { // five batches of companies, a customer after every five
+	for range DefaultBatchSize { // 10,000 companies, five batches of them, and a customer after every five
 		eventstoretest.AppendCompanies(t, e.store, 5)
 		last = appendCustomerCreated(t, e.store)
 	}
