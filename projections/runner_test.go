@@ -418,7 +418,7 @@ func TestACatchUpIsWrittenInFullBatches(t *testing.T) {
 	var last events.Position
 	for range DefaultBatchSize { // 10,000 companies, five batches of them, and a customer after every five
 		eventstoretest.AppendCompanies(t, e.store, 5)
-		last = appendCustomerCreated(t, e.store)
+		_, _, last = appendEvent(t, e.store, "customer", events.TypeCustomerCreated, struct{}{}) // its payload does not matter
 	}
 
 	log := &batchLog{}
@@ -436,18 +436,4 @@ func TestACatchUpIsWrittenInFullBatches(t *testing.T) {
 			t.Fatalf("batches of %v events: after the first full one, every one but the last should be full (%d)", sizes, DefaultBatchSize)
 		}
 	}
-}
-
-// appendCustomerCreated appends an event the companies projection does not
-// read; its payload does not matter.
-func appendCustomerCreated(t *testing.T, store events.Store) events.Position {
-	t.Helper()
-	stream := "customer-" + uuid.NewString()
-	res, err := store.Append(context.Background(), stream, events.NoStream(), events.EventData{
-		ID: events.EventID(stream, 0), Type: events.TypeCustomerCreated, Data: []byte(`{}`), Metadata: []byte(`{}`),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Position
 }

@@ -140,8 +140,11 @@ func NextBatch(ctx context.Context, sub events.Subscription, size int, timeout <
 // and write the backlog in short batches.
 func Gather(sub events.Subscription, size int, stop <-chan struct{}) []events.RecordedEvent {
 	batch := make([]events.RecordedEvent, 0, size)
-	for len(batch) < size {
-		select {
+	for {
+		if batch = take(sub, batch, size); len(batch) == size {
+			return batch
+		}
+		select { // nothing waiting: wait for one event
 		case ev, open := <-sub.Events():
 			if !open {
 				return batch
@@ -151,7 +154,6 @@ func Gather(sub events.Subscription, size int, stop <-chan struct{}) []events.Re
 			return take(sub, batch, size)
 		}
 	}
-	return batch
 }
 
 // capacityFor is an empty batch with room for what sub holds and one more,
