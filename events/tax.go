@@ -90,14 +90,42 @@ func linesOf(plain []plainLine) []InvoiceLine {
 	lines := make([]InvoiceLine, len(plain))
 	for i := range plain {
 		lines[i] = InvoiceLine(plain[i])
+	}
+	setLineDefaults(lines)
+	return lines
+}
+
+func setLineDefaults(lines []InvoiceLine) {
+	for i := range lines {
 		lines[i].setDefaults()
 	}
-	return lines
 }
 
 // UnmarshalJSON reads an InvoiceDrafted; one from before tax_breakdown
 // gets the breakdown its totals were computed with (LineTaxBreakdown).
+// What json.Marshal wrote is read without reflection (decodeDraftedFast);
+// anything else, by encoding/json.
 func (d *InvoiceDrafted) UnmarshalJSON(b []byte) error {
+	if isZeroDraft(d) {
+		if decodeDraftedFast(d, b) {
+			setLineDefaults(d.Lines)
+			d.defaultBreakdown()
+			return nil
+		}
+		*d = InvoiceDrafted{}
+	}
+	return d.unmarshalReflect(b)
+}
+
+// defaultBreakdown gives a draft from before tax_breakdown its breakdown.
+func (d *InvoiceDrafted) defaultBreakdown() {
+	if d.TaxBreakdown == nil {
+		d.TaxBreakdown = LineTaxBreakdown(d.Lines)
+	}
+}
+
+// unmarshalReflect is UnmarshalJSON by encoding/json.
+func (d *InvoiceDrafted) unmarshalReflect(b []byte) error {
 	type plain InvoiceDrafted
 	w := struct {
 		*plain
@@ -107,9 +135,7 @@ func (d *InvoiceDrafted) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	d.Lines = linesOf(w.Lines)
-	if d.TaxBreakdown == nil {
-		d.TaxBreakdown = LineTaxBreakdown(d.Lines)
-	}
+	d.defaultBreakdown()
 	return nil
 }
 
