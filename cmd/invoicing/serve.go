@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/multitracer"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/invoicing/invoicing/einvoice/pdf"
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/events/pgstore"
+	"github.com/invoicing/invoicing/internal/pgarray"
 	"github.com/invoicing/invoicing/internal/pgerr"
 	"github.com/invoicing/invoicing/projections"
 	"github.com/invoicing/invoicing/query"
@@ -201,6 +203,10 @@ func openPool(ctx context.Context, url string, options ...func(*pgxpool.Config))
 	pcfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = "30000"
 	if !strings.Contains(url, "pool_max_conns") {
 		pcfg.MaxConns = DefaultPoolMaxConns
+	}
+	pcfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		pgarray.Register(conn.TypeMap())
+		return nil
 	}
 	for _, o := range options {
 		o(pcfg)
