@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/internal/pgarray"
 	"github.com/invoicing/invoicing/publicevents"
 )
 
@@ -50,12 +51,12 @@ const publicEventRowsSQL = `
 
 // publicIndexRows are the columns of a batch's public events.
 type publicIndexRows struct {
-	hi, lo                                  []int64
+	hi, lo                                  pgarray.Int64
 	id                                      [][16]byte // not uuid.UUID: see pgstore's eventColumns
-	account, company, resource, typ, stream []string
-	revision                                []int64
+	account, company, resource, typ, stream pgarray.Text
+	revision                                pgarray.Int64
 	createdAt                               []time.Time
-	version                                 []int64
+	version                                 pgarray.Int64
 }
 
 // add adds ev's row if it is a public event.
