@@ -59,15 +59,20 @@ func tryWrapSized(value any) (pgtype.WrappedEncodePlanNextSetter, any, bool) {
 	return nil, nil, false
 }
 
-// reservePlan grows the buffer by the array's size, then encodes it as the
-// slice it is.
+// reservePlan makes room for the array, then encodes it as the slice it
+// is. The room is the array plus what the buffer already holds: a
+// statement's arrays go into one buffer, and growing it by just each
+// array would copy everything before it once per array.
 type reservePlan struct{ next pgtype.EncodePlan }
 
 func (p *reservePlan) SetNext(next pgtype.EncodePlan) { p.next = next }
 
 func (p *reservePlan) Encode(value any, buf []byte) ([]byte, error) {
 	s := value.(sized)
-	return p.next.Encode(s.slice(), slices.Grow(buf, s.encodedSize()))
+	if n := s.encodedSize(); cap(buf)-len(buf) < n {
+		buf = slices.Grow(buf, len(buf)+n)
+	}
+	return p.next.Encode(s.slice(), buf)
 }
 
 // Registered reports whether Register was called on m.

@@ -83,14 +83,33 @@ func TestRegisteredMapGrowsTheBufferOnce(t *testing.T) {
 	}
 }
 
-// allocatedBytes is what encoding value into a 256-byte buffer allocates.
-func allocatedBytes(t *testing.T, m *pgtype.Map, value any) float64 {
+// TestAStatementsArraysShareTheGrowth: pgx encodes a statement's
+// arguments one after the other into one buffer. Thirty arrays cost at
+// most a few times their size, not a copy of all before them per array.
+func TestAStatementsArraysShareTheGrowth(t *testing.T) {
+	docs := Text(documents()[:200])
+	statement := make([]any, 30)
+	for i := range statement {
+		statement[i] = docs
+	}
+	size := float64(30 * docs.encodedSize())
+	if got := allocatedBytes(t, registered(), statement...); got > 3*size {
+		t.Fatalf("allocated %.0f bytes for %.0f encoded; want at most 3×", got, size)
+	}
+}
+
+// allocatedBytes is what encoding values, one after the other, into a
+// 256-byte buffer allocates, as pgx encodes a statement's arguments.
+func allocatedBytes(t *testing.T, m *pgtype.Map, values ...any) float64 {
 	var err error
 	r := testing.Benchmark(func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err = m.Encode(pgtype.TextArrayOID, pgtype.BinaryFormatCode, value, make([]byte, 0, 256)); err != nil {
-				return
+			buf := make([]byte, 0, 256)
+			for _, v := range values {
+				if buf, err = m.Encode(pgtype.TextArrayOID, pgtype.BinaryFormatCode, v, buf); err != nil {
+					return
+				}
 			}
 		}
 	})
