@@ -46,8 +46,8 @@ UPDATE invoices AS i SET status = coalesce(c.status, i.status),
 	payment_status = coalesce(c.payment_status, i.payment_status),
 	has_payments = i.has_payments OR c.paid,
 	updated_at = c.updated_at, version = c.version
-FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::timestamptz[],
-	$7::timestamptz[], $8::int[], $9::text[], $10::text[], $11::bool[], $12::uuid[], $13::text[],
+FROM unnest($1::text[]::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::timestamptz[],
+	$7::timestamptz[], $8::int[], $9::text[], $10::text[], $11::bool[], $12::text[]::uuid[], $13::text[],
 	$14::text[], $15::text[], $16::text[], $17::text[], $18::bigint[], $19::bigint[], $20::bigint[],
 	$21::text[], $22::text[], $23::text[], $24::text[], $25::text[],
 	$26::bigint[], $27::bigint[], $28::bigint[], $29::bigint[], $30::text[], $31::bool[])

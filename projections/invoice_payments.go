@@ -22,7 +22,7 @@ const paymentsSQL = `
 INSERT INTO invoice_payments (position_hi, position_lo, id, invoice_id, amount_minor, paid_on,
 	method, reference, recorded_at)
 SELECT position_hi, position_lo, id, invoice_id, amount_minor, paid_on::date, method, reference, recorded_at
-FROM unnest($1::bigint[], $2::bigint[], $3::uuid[], $4::uuid[], $5::bigint[], $6::text[],
+FROM unnest($1::bigint[], $2::bigint[], $3::text[]::uuid[], $4::text[]::uuid[], $5::bigint[], $6::text[],
 	$7::text[], $8::text[], $9::timestamptz[])
 	AS p(position_hi, position_lo, id, invoice_id, amount_minor, paid_on, method, reference, recorded_at)
 ORDER BY position_hi, position_lo
@@ -32,7 +32,7 @@ ON CONFLICT (id) DO NOTHING`
 // payment (each payment once).
 const reversalsSQL = `
 UPDATE invoice_payments AS p SET reversed_at = r.reversed_at, reversal_reason = r.reason
-FROM unnest($1::uuid[], $2::timestamptz[], $3::text[]) AS r(id, reversed_at, reason)
+FROM unnest($1::text[]::uuid[], $2::timestamptz[], $3::text[]) AS r(id, reversed_at, reason)
 WHERE p.id = r.id`
 
 // paymentChanges are a batch's payments and reversals, as their columns.

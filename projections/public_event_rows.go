@@ -44,7 +44,7 @@ func (PublicEvents) Handles(eventType string) bool {
 const publicEventRowsSQL = `
 	INSERT INTO public_events (position_hi, position_lo, id, account_id, company_id, resource_id, type,
 		stream_name, revision, created_at, version)
-	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::uuid[], $4::text[], $5::uuid[], $6::uuid[], $7::text[],
+	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::uuid[], $4::text[], $5::text[]::uuid[], $6::text[]::uuid[], $7::text[],
 		$8::text[], $9::bigint[], $10::timestamptz[], $11::bigint[])
 	ORDER BY 1, 2
 	ON CONFLICT (id) DO NOTHING`

@@ -174,7 +174,7 @@ func (d *Deliveries) withAttempts(ctx context.Context, list []Delivery) error {
 		ids[i], byID[list[i].ID] = list[i].ID, &list[i]
 	}
 	rows, err := d.pool.Query(ctx, `SELECT delivery_id::text, at, status, latency_ms, coalesce(error, '')
-		FROM webhook_attempts WHERE delivery_id = ANY($1::uuid[]) ORDER BY delivery_id, n`, ids)
+		FROM webhook_attempts WHERE delivery_id = ANY($1::text[]::uuid[]) ORDER BY delivery_id, n`, ids)
 	if err != nil {
 		return fmt.Errorf("read attempts: %w", err)
 	}
