@@ -204,12 +204,18 @@ func openPool(ctx context.Context, url string, options ...func(*pgxpool.Config))
 	if !strings.Contains(url, "pool_max_conns") {
 		pcfg.MaxConns = DefaultPoolMaxConns
 	}
-	pcfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
-		pgarray.Register(conn.TypeMap())
-		return nil
-	}
 	for _, o := range options {
 		o(pcfg)
+	}
+	// Every connection encodes the projections' batch arrays with room
+	// made first (internal/pgarray), whatever an option set.
+	optionsAfterConnect := pcfg.AfterConnect
+	pcfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		pgarray.Register(conn.TypeMap())
+		if optionsAfterConnect != nil {
+			return optionsAfterConnect(ctx, conn)
+		}
+		return nil
 	}
 	reset := &pgerr.OutageReset{}
 	if pcfg.ConnConfig.Tracer == nil {
