@@ -12,7 +12,7 @@ import "reflect"
 // holds part of b and must be reset.
 func decodeDraftedFast(d *InvoiceDrafted, b []byte) bool {
 	s := scanner{b: b}
-	structOf(&s, d, func(d *InvoiceDrafted, key []byte) int { return d.member(&s, key) })
+	s.structOf(d)
 	return s.end()
 }
 
@@ -40,10 +40,10 @@ func (d *InvoiceDrafted) member(s *scanner, key []byte) int {
 		s.str(&d.CustomerName)
 		return 5
 	case "customer":
-		structOf(s, &d.Customer, func(c *CustomerSnapshot, k []byte) int { return c.member(s, k) })
+		s.structOf(&d.Customer)
 		return 6
 	case "issuer":
-		structOf(s, &d.Issuer, func(c *IssuerSnapshot, k []byte) int { return c.member(s, k) })
+		s.structOf(&d.Issuer)
 		return 7
 	case "currency":
 		s.str(&d.Currency)
@@ -67,7 +67,7 @@ func (d *InvoiceDrafted) member(s *scanner, key []byte) int {
 func (d *InvoiceDrafted) amountsMember(s *scanner, key []byte) int {
 	switch string(key) {
 	case "lines":
-		sliceOf(s, &d.Lines, func(l *InvoiceLine) { structOf(s, l, func(l *InvoiceLine, k []byte) int { return l.member(s, k) }) })
+		objectsOf(s, &d.Lines)
 		return 13
 	case "subtotal_minor":
 		s.int64(&d.SubtotalMinor)
@@ -79,7 +79,7 @@ func (d *InvoiceDrafted) amountsMember(s *scanner, key []byte) int {
 		s.int64(&d.TotalMinor)
 		return 16
 	case "tax_breakdown":
-		sliceOf(s, &d.TaxBreakdown, func(t *TaxBreakdown) { structOf(s, t, func(t *TaxBreakdown, k []byte) int { return t.member(s, k) }) })
+		objectsOf(s, &d.TaxBreakdown)
 		return 17
 	case "created_at":
 		if err := d.CreatedAt.UnmarshalJSON(s.raw()); err != nil {
@@ -117,16 +117,16 @@ func (t *DocumentTerms) member(s *scanner, key []byte) int {
 		s.str(&t.BuyerReference)
 		return 1
 	case "tax_exemptions":
-		sliceOf(s, &t.TaxExemptions, func(e *TaxExemption) { structOf(s, e, func(e *TaxExemption, k []byte) int { return e.member(s, k) }) })
+		objectsOf(s, &t.TaxExemptions)
 		return 2
 	case "delivery_date":
 		s.str(&t.DeliveryDate)
 		return 3
 	case "delivery_address":
-		pointerTo(s, &t.DeliveryAddress, func(a *Address, k []byte) int { return a.member(s, k) })
+		pointerTo(s, &t.DeliveryAddress)
 		return 4
 	case "billing_period":
-		pointerTo(s, &t.BillingPeriod, func(p *Period, k []byte) int { return p.member(s, k) })
+		pointerTo(s, &t.BillingPeriod)
 		return 5
 	}
 	return 0
@@ -141,16 +141,16 @@ func (c *CustomerSnapshot) member(s *scanner, key []byte) int {
 		s.str(&c.Name)
 		return 2
 	case "address":
-		structOf(s, &c.Address, func(a *Address, k []byte) int { return a.member(s, k) })
+		s.structOf(&c.Address)
 		return 3
 	case "email":
 		s.str(&c.Email)
 		return 4
 	case "identifiers":
-		identifiers(s, &c.Identifiers)
+		objectsOf(s, &c.Identifiers)
 		return 5
 	case "electronic_address":
-		pointerTo(s, &c.ElectronicAddress, func(e *ElectronicAddress, k []byte) int { return e.member(s, k) })
+		pointerTo(s, &c.ElectronicAddress)
 		return 6
 	case "schema_version":
 		s.int(&c.SchemaVersion)
@@ -171,29 +171,25 @@ func (c *IssuerSnapshot) member(s *scanner, key []byte) int {
 		s.str(&c.TradingName)
 		return 3
 	case "address":
-		structOf(s, &c.Address, func(a *Address, k []byte) int { return a.member(s, k) })
+		s.structOf(&c.Address)
 		return 4
 	case "email":
 		s.str(&c.Email)
 		return 5
 	case "identifiers":
-		identifiers(s, &c.Identifiers)
+		objectsOf(s, &c.Identifiers)
 		return 6
 	case "bank_account":
-		pointerTo(s, &c.BankAccount, func(b *BankAccount, k []byte) int { return b.member(s, k) })
+		pointerTo(s, &c.BankAccount)
 		return 7
 	case "electronic_address":
-		pointerTo(s, &c.ElectronicAddress, func(e *ElectronicAddress, k []byte) int { return e.member(s, k) })
+		pointerTo(s, &c.ElectronicAddress)
 		return 8
 	case "schema_version":
 		s.int(&c.SchemaVersion)
 		return 9
 	}
 	return 0
-}
-
-func identifiers(s *scanner, dst *[]Identifier) {
-	sliceOf(s, dst, func(id *Identifier) { structOf(s, id, func(id *Identifier, k []byte) int { return id.member(s, k) }) })
 }
 
 func (l *InvoiceLine) member(s *scanner, key []byte) int {

@@ -206,9 +206,39 @@ func (s *scanner) raw() []byte {
 	return s.b[start:s.i]
 }
 
-// sliceOf decodes an array into dst as encoding/json does into a nil
-// slice: null is nil, [] is empty and not nil.
-func sliceOf[T any](s *scanner, dst *[]T, elem func(*T)) {
+// objectDecoder is a type whose members scanner decodes: member decodes the
+// value of key and returns the field's number (see object).
+type objectDecoder interface {
+	member(s *scanner, key []byte) int
+}
+
+// structOf decodes an object into v: null leaves it as it is.
+func (s *scanner) structOf(v objectDecoder) {
+	if !s.null() {
+		s.object(func(key []byte) int { return v.member(s, key) })
+	}
+}
+
+// pointerTo decodes an object into a new T: null is nil.
+func pointerTo[T any, P interface {
+	*T
+	objectDecoder
+}](s *scanner, dst **T) {
+	if s.null() {
+		*dst = nil
+		return
+	}
+	v := new(T)
+	s.structOf(P(v))
+	*dst = v
+}
+
+// objectsOf decodes an array of objects into dst as encoding/json does
+// into a nil slice: null is nil, [] is empty and not nil.
+func objectsOf[T any, P interface {
+	*T
+	objectDecoder
+}](s *scanner, dst *[]T) {
 	if s.null() {
 		*dst = nil
 		return
@@ -220,9 +250,8 @@ func sliceOf[T any](s *scanner, dst *[]T, elem func(*T)) {
 	out := []T{}
 	if !s.consume(']') {
 		for !s.bad {
-			var zero T
-			out = append(out, zero)
-			elem(&out[len(out)-1])
+			out = append(out, *new(T))
+			s.structOf(P(&out[len(out)-1]))
 			if s.consume(']') {
 				break
 			}
@@ -232,22 +261,4 @@ func sliceOf[T any](s *scanner, dst *[]T, elem func(*T)) {
 		}
 	}
 	*dst = out
-}
-
-// pointerTo decodes an object into a new T: null is nil.
-func pointerTo[T any](s *scanner, dst **T, member func(*T, []byte) int) {
-	if s.null() {
-		*dst = nil
-		return
-	}
-	v := new(T)
-	s.object(func(key []byte) int { return member(v, key) })
-	*dst = v
-}
-
-// structOf decodes an object into v: null leaves it as it is.
-func structOf[T any](s *scanner, v *T, member func(*T, []byte) int) {
-	if !s.null() {
-		s.object(func(key []byte) int { return member(v, key) })
-	}
 }
