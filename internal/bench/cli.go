@@ -118,6 +118,7 @@ func runScaleCommand(ctx context.Context, args []string, getenv func(string) str
 	fs.StringVar(&cfg.DBParams, "db-params", "", "query parameters added to the service's DATABASE_URL, e.g. pool_max_conns=16")
 	fs.Var((*settings)(&cfg.ServiceEnv), "service-env", "an extra KEY=VALUE setting of serve, e.g. GOGC=200 (repeatable)")
 	fs.Var(&pg, "pg", "extra PostgreSQL setting name=value (repeatable)")
+	fs.IntVar(&cfg.StatsTop, "pg-stats", 0, "if > 0, preload pg_stat_statements and print this many top statements of the catch-up")
 	if err := fs.Parse(args); err != nil {
 		return ErrUsage
 	}

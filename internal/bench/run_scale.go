@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +38,7 @@ type scaleConfig struct {
 	Keep           bool
 	DBParams       string   // query parameters added to the service's DATABASE_URL
 	ServiceEnv     []string // extra KEY=VALUE settings of serve, e.g. GOGC=200
+	StatsTop       int      // >0: pg_stat_statements' top statements of the catch-up
 	Out            io.Writer
 }
 
@@ -64,7 +66,11 @@ func runScaleBench(ctx context.Context, cfg scaleConfig) (err error) {
 		return err
 	}
 	defer cleanup()
-	pg, err := startPostgres(out, cfg.PgSettings)
+	settings := cfg.PgSettings
+	if cfg.StatsTop > 0 {
+		settings = append(slices.Clone(settings), statementStatsSetting)
+	}
+	pg, err := startPostgres(out, settings)
 	if err != nil {
 		return err
 	}
@@ -113,7 +119,11 @@ func runScaleBench(ctx context.Context, cfg scaleConfig) (err error) {
 	defer ctl.Close(context.Background())
 	// Statistics as autovacuum would soon have them, and the fill's dirty
 	// pages written out, before the clock starts.
-	for _, stmt := range []string{"ANALYZE events", "CHECKPOINT"} {
+	stmts := []string{"ANALYZE events", "CHECKPOINT"}
+	if cfg.StatsTop > 0 {
+		stmts = append(stmts, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements", "SELECT pg_stat_statements_reset()")
+	}
+	for _, stmt := range stmts {
 		if _, err := ctl.Exec(ctx, stmt); err != nil {
 			return err
 		}
@@ -140,6 +150,13 @@ func runScaleBench(ctx context.Context, cfg scaleConfig) (err error) {
 	}
 	catchUse := meter.stop()
 	fmt.Fprintf(out, "caught up in %s: %.0f events/s\n", catchUp.Round(time.Millisecond), float64(total)/catchUp.Seconds())
+	if cfg.StatsTop > 0 {
+		top, err := topStatements(ctx, ctl, cfg.StatsTop)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "pg_stat_statements, the catch-up (top %d by total time):\n%s\n", cfg.StatsTop, top)
+	}
 	chained, err := waitChained(ctx, ctl, total, svc.Started)
 	if err != nil {
 		return err

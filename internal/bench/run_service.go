@@ -70,7 +70,7 @@ func runServiceBench(ctx context.Context, cfg serviceBenchConfig) (err error) {
 
 	settings := cfg.PgSettings
 	if cfg.StatsTop > 0 {
-		settings = append(settings, "shared_preload_libraries=pg_stat_statements")
+		settings = append(settings, statementStatsSetting)
 	}
 	pg, err := startPostgres(out, settings)
 	if err != nil {
@@ -543,6 +543,9 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// statementStatsSetting loads pg_stat_statements, for -pg-stats.
+const statementStatsSetting = "shared_preload_libraries=pg_stat_statements"
 
 func topStatements(ctx context.Context, conn *pgx.Conn, n int) (string, error) {
 	rows, err := conn.Query(ctx, `
