@@ -60,6 +60,8 @@ type Store struct {
 	// (nil when Options.TailWindow is negative); tailOnce starts its reader.
 	tail     *tailWindow
 	tailOnce sync.Once
+	// shared are the latest full pages, for catching-up subscriptions.
+	shared *sharedPages
 	// pageReads counts the log's page reads (readPage), for the tests that
 	// hold the window to its purpose.
 	pageReads atomic.Int64
@@ -96,6 +98,7 @@ func New(pool *pgxpool.Pool, logger *slog.Logger, opts Options) *Store {
 		instance:   uuid.NewString(),
 		knownTypes: typeList(events.Types),
 		appends:    make(chan *appendRequest),
+		shared:     newSharedPages(),
 		stopCtx:    ctx,
 		stop:       stop,
 	}

@@ -26,9 +26,13 @@ type subscription struct {
 	payloadsOf []string // nil: every payload
 	// payloadList is payloadsOf as a typeList, nil for every payload.
 	payloadList *string
-	mu          sync.Mutex
-	err         error
-	done        chan struct{}
+	// dense tells whether the subscription's last full page kept most of
+	// the events it scanned: it then reads the store's shared pages (see
+	// readPage).
+	dense bool
+	mu    sync.Mutex
+	err   error
+	done  chan struct{}
 }
 
 func (s *subscription) Events() <-chan events.RecordedEvent { return s.ch }
@@ -54,7 +58,8 @@ func (s *Store) SubscribeAll(ctx context.Context, from events.Position, payloads
 	if s.tail != nil {
 		s.startTail()
 	}
-	sub := &subscription{ch: make(chan events.RecordedEvent, PageSize), done: make(chan struct{}), payloadsOf: payloadsOf}
+	sub := &subscription{ch: make(chan events.RecordedEvent, PageSize), done: make(chan struct{}), payloadsOf: payloadsOf,
+		dense: payloadsOf == nil}
 	if payloadsOf != nil {
 		list := typeList(payloadsOf)
 		sub.payloadList = &list
@@ -84,7 +89,7 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 			continue
 		}
 		wake := s.wake.Wait(sub.payloadsOf) // taken before reading, so no commit is missed
-		page, scanned, err := s.readPage(ctx, pos, PageSize, sub.payloadList)
+		page, scanned, err := sub.readPage(ctx, s, pos)
 		if err != nil {
 			sub.fail(ctx, err)
 			return
@@ -101,6 +106,59 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 			return
 		}
 	}
+}
+
+// readPage reads the subscription's next page after pos, and how many
+// events it scanned. A subscription that keeps most of what it scans
+// takes the store's shared page (sharedPages) and leaves out the events of
+// other types itself, as readSkippingSQL would; one that keeps few reads
+// its own, skipping them in the database. Which of the two it is, it
+// learns from its last full page.
+func (sub *subscription) readPage(ctx context.Context, s *Store, pos events.Position) ([]events.RecordedEvent, int, error) {
+	if !sub.dense {
+		page, scanned, err := s.readPage(ctx, pos, PageSize, sub.payloadList)
+		sub.learn(len(page), scanned)
+		return page, scanned, err
+	}
+	page, err := s.shared.read(ctx, pos, func() ([]events.RecordedEvent, error) {
+		page, _, err := s.readPage(ctx, pos, PageSize, nil)
+		return page, err
+	})
+	if err != nil || sub.payloadsOf == nil {
+		return page, len(page), err
+	}
+	kept := sub.skip(page)
+	sub.learn(len(kept), len(page))
+	return kept, len(page), nil
+}
+
+// learn sets dense from a page that kept kept of the scanned events; only
+// a full page tells.
+func (sub *subscription) learn(kept, scanned int) {
+	if scanned == PageSize && sub.payloadsOf != nil {
+		sub.dense = 2*kept > scanned
+	}
+}
+
+// skip is what readSkippingSQL returns of page: its events of the
+// subscription's types, and its last event, without its payload unless it
+// is of those types. page is shared: its events are copied, not changed.
+func (sub *subscription) skip(page []events.RecordedEvent) []events.RecordedEvent {
+	kept := make([]events.RecordedEvent, 0, len(page))
+	for i, ev := range page {
+		if sub.wants(ev.Type) {
+			kept = append(kept, ev)
+		} else if i == len(page)-1 {
+			ev.Data, ev.Metadata = nil, nil
+			kept = append(kept, ev)
+		}
+	}
+	return kept
+}
+
+// wants tells whether the subscription takes the payloads of eventType.
+func (sub *subscription) wants(eventType string) bool {
+	return sub.payloadsOf == nil || slices.Contains(sub.payloadsOf, eventType)
 }
 
 // awaitRead waits, after a page that scanned n events and ended at pos,
@@ -171,7 +229,7 @@ func (sub *subscription) fromTail(ctx context.Context, s *Store, pos events.Posi
 		return pos, false, false
 	}
 	for _, ev := range evs {
-		if sub.payloadsOf != nil && !slices.Contains(sub.payloadsOf, ev.Type) {
+		if !sub.wants(ev.Type) {
 			ev.Data, ev.Metadata = nil, nil
 		}
 		select {
