@@ -92,13 +92,13 @@ func (b *Rebuilder) Build(ctx context.Context, p Projection, to target) (events.
 		if r.err != nil {
 			return pos, r.err
 		}
-		if len(r.page) < b.batchSize() {
+		if r.scanned < b.batchSize() {
 			next = nil // the last page
 		} else {
 			next = b.readPage(ctx, p, r.page[len(r.page)-1].Position)
 		}
 		if len(r.page) > 0 {
-			if pos, err = b.applyPage(ctx, p, to, q, pos, r.page, r.pre, &progress); err != nil {
+			if pos, err = b.applyPage(ctx, p, to, q, pos, r, &progress); err != nil {
 				return pos, err
 			}
 		}
@@ -108,11 +108,13 @@ func (b *Rebuilder) Build(ctx context.Context, p Projection, to target) (events.
 	}
 }
 
-// builtPage is a page of events read and built (see readAhead).
+// builtPage is a page of events read and built (see readAhead), and how
+// many events of the log it passed (see read).
 type builtPage struct {
-	page []events.RecordedEvent
-	pre  *built
-	err  error
+	page    []events.RecordedEvent
+	scanned int
+	pre     *built
+	err     error
 }
 
 // readPage reads the page after pos and builds its statements in the
@@ -121,12 +123,12 @@ type builtPage struct {
 func (b *Rebuilder) readPage(ctx context.Context, p Projection, pos events.Position) <-chan builtPage {
 	out := make(chan builtPage, 1) // the goroutine never waits for a reader that stopped
 	go func() {
-		page, err := b.Store.ReadAll(ctx, pos, b.batchSize())
+		page, scanned, err := b.read(ctx, p, pos)
 		if err != nil {
 			out <- builtPage{err: fmt.Errorf("read events after %s: %w", pos, err)}
 			return
 		}
-		r := builtPage{page: page}
+		r := builtPage{page: page, scanned: scanned}
 		if len(page) > 0 {
 			r.pre = build(p, page)
 		}
@@ -135,16 +137,34 @@ func (b *Rebuilder) readPage(ctx context.Context, p Projection, pos events.Posit
 	return out
 }
 
-// applyPage writes one page of events as a batch and reports progress; pre
-// holds its statements.
-func (b *Rebuilder) applyPage(ctx context.Context, p Projection, to target, q *quarantine, pos events.Position, page []events.RecordedEvent, pre *built, progress *Progress) (events.Position, error) {
-	pos, set, err := applyBatch(ctx, b.Pool, p, to, q, pos, page, pre)
+// skippingReader is a store that leaves out, in the database, the events
+// of types a reader does not handle (pgstore's ReadAllOf): a rebuild of
+// companies over a log of invoices then neither reads nor copies the
+// invoices' payloads.
+type skippingReader interface {
+	ReadAllOf(ctx context.Context, from events.Position, max int, payloadsOf ...string) ([]events.RecordedEvent, int, error)
+}
+
+// read reads the page after pos, with the payloads p handles, and how
+// many events of the log it passed.
+func (b *Rebuilder) read(ctx context.Context, p Projection, pos events.Position) ([]events.RecordedEvent, int, error) {
+	if s, ok := b.Store.(skippingReader); ok {
+		return s.ReadAllOf(ctx, pos, b.batchSize(), handledTypes(p)...)
+	}
+	page, err := b.Store.ReadAll(ctx, pos, b.batchSize())
+	return page, len(page), err
+}
+
+// applyPage writes one page of events as a batch and reports progress;
+// r.pre holds its statements.
+func (b *Rebuilder) applyPage(ctx context.Context, p Projection, to target, q *quarantine, pos events.Position, r builtPage, progress *Progress) (events.Position, error) {
+	pos, set, err := applyBatch(ctx, b.Pool, p, to, q, pos, r.page, r.pre)
 	if err != nil {
 		return pos, fmt.Errorf("rebuild %s: %w", p.Name(), err)
 	}
 	b.logQuarantined(set)
-	observe(b.Observer, p.Name(), true, pos, page)
-	progress.Applied += int64(len(page))
+	observe(b.Observer, p.Name(), true, pos, r.page)
+	progress.Applied += int64(r.scanned)
 	progress.Position = pos
 	if b.OnBatch != nil {
 		b.OnBatch(*progress)

@@ -197,7 +197,7 @@ const DefaultCheckpointEvery = time.Second
 func (r *Runner) follow(ctx context.Context, pos events.Position, q *quarantine) (committed bool, err error) {
 	subCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sub, err := r.store.SubscribeAll(subCtx, pos, r.handledTypes()...)
+	sub, err := r.store.SubscribeAll(subCtx, pos, handledTypes(r.proj)...)
 	if err != nil {
 		return false, fmt.Errorf("subscribe from %s: %w", pos, err)
 	}
@@ -269,11 +269,11 @@ func (r *Runner) CatchingUp() bool {
 
 func (r *Runner) handles(ev events.RecordedEvent) bool { return r.proj.Handles(ev.Type) }
 
-// handledTypes are the event types whose payloads the projection reads.
-func (r *Runner) handledTypes() []string {
+// handledTypes are the event types whose payloads p reads.
+func handledTypes(p Projection) []string {
 	var out []string
 	for _, t := range events.Types {
-		if r.proj.Handles(t) {
+		if p.Handles(t) {
 			out = append(out, t)
 		}
 	}

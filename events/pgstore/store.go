@@ -302,26 +302,49 @@ func (s *Store) ReadLast(ctx context.Context, stream string) (events.RecordedEve
 // then ReadAll reads again, backing off. The wait is bounded by the longest
 // of those transactions (appends are short).
 func (s *Store) ReadAll(ctx context.Context, from events.Position, max int) ([]events.RecordedEvent, error) {
+	page, _, err := s.readSettled(ctx, from, max, nil)
+	return page, err
+}
+
+// ReadAllOf is ReadAll for a reader of the types in payloadsOf only (a
+// rebuild of companies): its page holds what a subscription to those
+// types would receive (readSkippingSQL), the events of other types left
+// out in the database but the page's last one, without its payload, which
+// stands for them as a position. scanned counts every event the page
+// passed: fewer than max means caught up, as a short page of ReadAll does.
+func (s *Store) ReadAllOf(ctx context.Context, from events.Position, max int, payloadsOf ...string) (page []events.RecordedEvent, scanned int, err error) {
+	if len(payloadsOf) == 0 || containsAll(payloadsOf, events.Types) {
+		page, err = s.ReadAll(ctx, from, max)
+		return page, len(page), err
+	}
+	list := typeList(payloadsOf)
+	return s.readSettled(ctx, from, max, &list)
+}
+
+// readSettled reads the page after from (readPage) once every
+// transaction running when it was called has ended, unless the page is
+// full (see ReadAll).
+func (s *Store) readSettled(ctx context.Context, from events.Position, max int, payloadsOf *string) ([]events.RecordedEvent, int, error) {
 	if max <= 0 {
-		return nil, nil
+		return nil, 0, nil
 	}
 	var startXmax string
 	if err := s.pool.QueryRow(ctx, `SELECT pg_snapshot_xmax(pg_current_snapshot())::text`).Scan(&startXmax); err != nil {
-		return nil, fmt.Errorf("pgstore: read all after %s: %w", from, err)
+		return nil, 0, fmt.Errorf("pgstore: read all after %s: %w", from, err)
 	}
 	for wait := time.Millisecond; ; wait = min(wait*2, 100*time.Millisecond) {
 		var settled bool
 		err := s.pool.QueryRow(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::text::xid8`, startXmax).Scan(&settled)
 		if err != nil {
-			return nil, fmt.Errorf("pgstore: read all after %s: %w", from, err)
+			return nil, 0, fmt.Errorf("pgstore: read all after %s: %w", from, err)
 		}
-		page, _, err := s.readPage(ctx, from, max, nil)
-		if err != nil || len(page) == max || settled {
-			return page, err
+		page, scanned, err := s.readPage(ctx, from, max, payloadsOf)
+		if err != nil || scanned == max || settled {
+			return page, scanned, err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, 0, ctx.Err()
 		case <-time.After(wait):
 		}
 	}
