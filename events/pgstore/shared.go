@@ -2,19 +2,25 @@ package pgstore
 
 import (
 	"context"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/invoicing/invoicing/events"
 )
 
-// sharedPageCount is how many of the latest full pages a Store keeps for
-// subscriptions catching up: enough for readers a few pages apart, each
-// page up to PageSize events (about 5 MB of invoices).
+// sharedPageCount is how many full pages a Store keeps for subscriptions
+// catching up, each up to PageSize events (about 5 MB of invoices).
 const sharedPageCount = 4
 
+// DefaultConvoyPatience is how long a subscription that would read a new
+// page waits, at most, for a slower one to take the oldest page kept (see
+// sharedPages).
+const DefaultConvoyPatience = 2 * time.Second
+
 // sharedPages are full pages of the log, read with every payload, that
-// every catching-up subscription reading most payloads takes instead of
-// reading its own. Behind the tail window, a service's projections of
+// the catching-up subscriptions reading most payloads take instead of
+// reading their own. Behind the tail window, a service's projections of
 // invoices and of public events and its webhook dispatcher each read
 // every page with its payloads: 40% of PostgreSQL's time in a catch-up of
 // 300,000 invoices went to those page reads, three copies of each.
@@ -27,14 +33,24 @@ const sharedPageCount = 4
 // subscription is what another's read of the same position would return.
 // A short page is not kept: the log may have grown since.
 //
-// A subscription asking for a page another is reading waits for that read
-// rather than making its own: readers of one catch-up ask for the same
-// positions at about the same time, as every page they share costs each
-// of them less.
+// The subscriptions move as a convoy. Their projections write at
+// different speeds (the dispatcher's batches cost little, the invoices'
+// much), and with a few pages kept, the fastest soon ran past the others
+// and each read its own pages again. So a subscription that would read a
+// new page while every kept page is full waits until the oldest is taken
+// by the subscriptions whose next page it is. It waits patience at most:
+// one that does not take its page in that time (its projection is stuck,
+// or restarting) is no longer waited for until it takes a page again, so
+// a stuck projection costs the others one wait, not their progress.
 type sharedPages struct {
-	mu    sync.Mutex
-	pages map[events.Position]*sharedPage
-	order []events.Position // keys of pages, oldest first
+	patience time.Duration
+	mu       sync.Mutex
+	pages    map[events.Position]*sharedPage
+	order    []events.Position // keys of pages, oldest first
+	// readers holds, for each subscription in the convoy, the position of
+	// the page it asks for next.
+	readers map[*subscription]events.Position
+	moved   chan struct{} // closed and replaced when a reader moves or leaves
 }
 
 // sharedPage is one page read, or being read, for every subscription.
@@ -44,51 +60,148 @@ type sharedPage struct {
 	err   error
 }
 
-func newSharedPages() *sharedPages {
-	return &sharedPages{pages: map[events.Position]*sharedPage{}}
+func newSharedPages(patience time.Duration) *sharedPages {
+	return &sharedPages{patience: patience, pages: map[events.Position]*sharedPage{},
+		readers: map[*subscription]events.Position{}, moved: make(chan struct{})}
 }
 
-// read returns the full page after from, read once by read for every
-// caller, or what read returns for this caller alone when the page is
+// read returns the full page after from for sub, read once by read for
+// every subscription, or what read returns for sub alone when the page is
 // short or the shared read failed. The events returned are shared: their
 // callers must not change them.
-func (p *sharedPages) read(ctx context.Context, from events.Position, read func() ([]events.RecordedEvent, error)) ([]events.RecordedEvent, error) {
-	page, reading := p.claim(from)
-	if !reading {
+func (p *sharedPages) read(ctx context.Context, sub *subscription, from events.Position, read func() ([]events.RecordedEvent, error)) ([]events.RecordedEvent, error) {
+	page, reading, err := p.claim(ctx, sub, from)
+	if err != nil {
+		return nil, err
+	}
+	if reading {
+		page.evs, page.err = read()
+		close(page.ready)
+		if page.err != nil || len(page.evs) < PageSize {
+			p.forget(from, page)
+			return page.evs, page.err
+		}
+	} else {
 		select {
 		case <-page.ready:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		if page.err == nil && len(page.evs) == PageSize {
-			return page.evs, nil
+		if page.err != nil || len(page.evs) < PageSize {
+			return read()
 		}
-		return read()
 	}
-	page.evs, page.err = read()
-	if page.err != nil || len(page.evs) < PageSize {
-		p.forget(from, page)
-	}
-	close(page.ready)
-	return page.evs, page.err
+	p.move(sub, page.evs[len(page.evs)-1].Position)
+	return page.evs, nil
 }
 
-// claim returns the page after from, and whether the caller is to read
-// it: it was neither kept nor being read.
-func (p *sharedPages) claim(from events.Position) (*sharedPage, bool) {
+// claim returns the page after from, and whether sub is to read it: it
+// was neither kept nor being read. A new page waits for room (see
+// sharedPages); one older than every page kept is read but not kept.
+func (p *sharedPages) claim(ctx context.Context, sub *subscription, from events.Position) (*sharedPage, bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if page, ok := p.pages[from]; ok {
-		return page, false
+	p.readers[sub] = from
+	p.changed()
+	var timer *time.Timer
+	for patient := true; ; {
+		if page, ok := p.pages[from]; ok {
+			return page, false, nil
+		}
+		waitedOn := p.waitedOn(sub, from)
+		if len(waitedOn) == 0 {
+			break
+		}
+		if !patient {
+			for _, r := range waitedOn { // stuck or restarting: waited for no more
+				delete(p.readers, r)
+			}
+			break
+		}
+		if timer == nil {
+			timer = time.NewTimer(p.patience)
+			defer timer.Stop()
+		}
+		moved := p.moved
+		p.mu.Unlock()
+		select {
+		case <-moved:
+		case <-timer.C:
+			patient = false
+		case <-ctx.Done():
+			p.mu.Lock()
+			return nil, false, ctx.Err()
+		}
+		p.mu.Lock()
 	}
 	page := &sharedPage{ready: make(chan struct{})}
+	p.keep(from, page)
+	return page, true, nil
+}
+
+// keep adds page at from, in position order, dropping the oldest page
+// beyond sharedPageCount (page itself when it is the oldest).
+func (p *sharedPages) keep(from events.Position, page *sharedPage) {
+	i, _ := slices.BinarySearchFunc(p.order, from, events.Position.Compare)
+	p.order = slices.Insert(p.order, i, from)
 	p.pages[from] = page
-	p.order = append(p.order, from)
-	for len(p.order) > sharedPageCount {
+	if len(p.order) > sharedPageCount {
+		delete(p.pages, p.order[0])
+		p.order = slices.Delete(p.order, 0, 1)
+	}
+}
+
+// waitedOn are the subscriptions other than sub whose next page is the
+// oldest kept, when every kept page is taken and a new page after from
+// would drop it before they take it.
+func (p *sharedPages) waitedOn(sub *subscription, from events.Position) []*subscription {
+	if len(p.order) < sharedPageCount || from.Compare(p.order[0]) < 0 {
+		return nil
+	}
+	var out []*subscription
+	for r, next := range p.readers {
+		if r != sub && next == p.order[0] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// move records that sub took the page ending at next, and drops the pages
+// every reader has passed.
+func (p *sharedPages) move(sub *subscription, next events.Position) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.readers[sub] = next
+	p.changed()
+}
+
+// leave takes sub out of the convoy.
+func (p *sharedPages) leave(sub *subscription) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.readers, sub)
+	p.changed()
+}
+
+// changed drops the pages before every reader's next page (all of them
+// when no subscription is left: a service at the log's tail holds no
+// page) and wakes the subscriptions waiting for room.
+func (p *sharedPages) changed() {
+	var first events.Position
+	n := 0
+	for _, next := range p.readers {
+		if n == 0 || next.Compare(first) < 0 {
+			first = next
+		}
+		n++
+	}
+	for len(p.order) > 0 && (n == 0 || p.order[0].Compare(first) < 0) {
 		delete(p.pages, p.order[0])
 		p.order = p.order[1:]
 	}
-	return page, true
+	close(p.moved)
+	p.moved = make(chan struct{})
 }
 
 // forget drops page, if it is still the one kept after from.
@@ -99,10 +212,7 @@ func (p *sharedPages) forget(from events.Position, page *sharedPage) {
 		return
 	}
 	delete(p.pages, from)
-	for i, pos := range p.order {
-		if pos == from {
-			p.order = append(p.order[:i], p.order[i+1:]...)
-			break
-		}
+	if i := slices.Index(p.order, from); i >= 0 {
+		p.order = slices.Delete(p.order, i, i+1)
 	}
 }

@@ -80,6 +80,10 @@ type Options struct {
 	// its subscriptions (tailWindow; default DefaultTailWindow); negative:
 	// none, every subscription reads for itself.
 	TailWindow int
+	// ConvoyPatience is how long a catching-up subscription waits, at
+	// most, for a slower one to take the oldest shared page before it
+	// reads a new one (sharedPages; default DefaultConvoyPatience).
+	ConvoyPatience time.Duration
 }
 
 // New returns a Store on pool, whose schema Migrate has created. The store
@@ -87,6 +91,9 @@ type Options struct {
 func New(pool *pgxpool.Pool, logger *slog.Logger, opts Options) *Store {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = time.Second
+	}
+	if opts.ConvoyPatience <= 0 {
+		opts.ConvoyPatience = DefaultConvoyPatience
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Store{
@@ -98,7 +105,7 @@ func New(pool *pgxpool.Pool, logger *slog.Logger, opts Options) *Store {
 		instance:   uuid.NewString(),
 		knownTypes: typeList(events.Types),
 		appends:    make(chan *appendRequest),
-		shared:     newSharedPages(),
+		shared:     newSharedPages(opts.ConvoyPatience),
 		stopCtx:    ctx,
 		stop:       stop,
 	}

@@ -80,6 +80,7 @@ func containsAll(types, want []string) bool {
 
 func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position) {
 	defer close(sub.ch)
+	defer s.shared.leave(sub)
 	held := heldBackPoll
 	for {
 		if next, ok, ended := sub.fromTail(ctx, s, pos); ended {
@@ -117,10 +118,10 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 func (sub *subscription) readPage(ctx context.Context, s *Store, pos events.Position) ([]events.RecordedEvent, int, error) {
 	if !sub.dense {
 		page, scanned, err := s.readPage(ctx, pos, PageSize, sub.payloadList)
-		sub.learn(len(page), scanned)
+		sub.learn(s, len(page), scanned)
 		return page, scanned, err
 	}
-	page, err := s.shared.read(ctx, pos, func() ([]events.RecordedEvent, error) {
+	page, err := s.shared.read(ctx, sub, pos, func() ([]events.RecordedEvent, error) {
 		page, _, err := s.readPage(ctx, pos, PageSize, nil)
 		return page, err
 	})
@@ -128,15 +129,19 @@ func (sub *subscription) readPage(ctx context.Context, s *Store, pos events.Posi
 		return page, len(page), err
 	}
 	kept := sub.skip(page)
-	sub.learn(len(kept), len(page))
+	sub.learn(s, len(kept), len(page))
 	return kept, len(page), nil
 }
 
 // learn sets dense from a page that kept kept of the scanned events; only
-// a full page tells.
-func (sub *subscription) learn(kept, scanned int) {
-	if scanned == PageSize && sub.payloadsOf != nil {
-		sub.dense = 2*kept > scanned
+// a full page tells. A subscription no longer dense leaves the convoy of
+// the shared pages.
+func (sub *subscription) learn(s *Store, kept, scanned int) {
+	if scanned != PageSize || sub.payloadsOf == nil {
+		return
+	}
+	if sub.dense = 2*kept > scanned; !sub.dense {
+		s.shared.leave(sub)
 	}
 }
 
