@@ -247,6 +247,9 @@ func runScaleBench(ctx context.Context, cfg scaleConfig) (err error) {
 	fmt.Fprintf(out, "limit events/s (the same rows by INSERT … SELECT into empty copies LIKE … INCLUDING ALL, one transaction, right after the catch-up and the audit chain): %s, %.0f events/s [%s rows: %s]\n",
 		limit.Took.Round(time.Millisecond), limitRate, fmt.Sprint(limit.Rows), strings.Join(limit.Tables, ", "))
 	fmt.Fprintf(out, "catch-up ÷ limit: %.3f\n", catchRate/limitRate)
+	ingestRate := float64(total) / limit.Ingest.Seconds()
+	fmt.Fprintf(out, "for information, the same rows from new values (COPY FROM binary files of them into empty copies, one transaction; not a target): %s, %.0f events/s [%s]; catch-up ÷ that: %.3f, rebuild ÷ that: %.3f\n",
+		limit.Ingest.Round(time.Millisecond), ingestRate, strings.Join(limit.IngestTables, ", "), catchRate/ingestRate, rebuildRate/ingestRate)
 	fmt.Fprintf(out, "rebuild (invoicing projections rebuild, every projection, service idle): %s, %.0f events/s; rebuild ÷ limit: %.3f\n",
 		rebuild.Round(time.Millisecond), rebuildRate, rebuildRate/limitRate)
 	fmt.Fprintf(out, "audit chain (the sealer, which yields to the projections while they catch up): every event chained %s after the service started\n",
