@@ -12,6 +12,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/invoicing/invoicing/internal/follow"
 	"github.com/invoicing/invoicing/projections"
 )
 
@@ -215,5 +218,46 @@ func TestACursorIssuedBeforeARebuildContinuesAfterIt(t *testing.T) {
 	}
 	if strings.Join(rest, ",") != strings.Join(all[3:], ",") {
 		t.Fatalf("after the rebuild the old cursor continues with %v, want %v", rest, all[3:])
+	}
+}
+
+// A rebuild of every projection builds RebuildLanes of them at a time: at
+// some moment during it, that many rebuild locks are held at once, and
+// never more.
+func TestRebuildBuildsProjectionsInLanes(t *testing.T) {
+	s := newService(t)
+	dataset(t, s)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, s.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var keys []int64
+	for _, p := range projections.All() {
+		keys = append(keys, follow.LockKey("rebuild:"+p.Name()))
+	}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"projections", "rebuild"}, s.env(), io.Discard, io.Discard) }()
+	most := 0
+	for running := true; running; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("rebuild: %v", err)
+			}
+			running = false
+		default:
+			var held int
+			err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
+				AND ((classid::bigint << 32) | objid::bigint) = ANY($1)`, keys).Scan(&held)
+			if err != nil {
+				t.Fatal(err)
+			}
+			most = max(most, held)
+		}
+	}
+	if most < 2 || most > RebuildLanes {
+		t.Errorf("at most %d rebuilds ran at once, want %d (RebuildLanes)", most, RebuildLanes)
 	}
 }
