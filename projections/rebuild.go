@@ -24,8 +24,10 @@ type Progress struct {
 }
 
 // DefaultRebuildBatchSize is how many events a rebuild reads and writes per
-// transaction.
-const DefaultRebuildBatchSize = 1000
+// transaction: a catching-up runner's batch (DefaultBatchSize), for the
+// same reason, fewer and larger statements. Against 1,000, a rebuild of
+// 300,000 invoices took 0.83 and 1.03 times as long in two pairs.
+const DefaultRebuildBatchSize = DefaultBatchSize
 
 // Rebuilder builds a projection's tables from the first event into a shadow
 // schema beside the live ones, catches up, and swaps them in atomically.
