@@ -8,4 +8,5 @@ var (
 	WakeOnlyStore   = wakeOnlyStore
 	OwnReadsStore   = ownReadsStore
 	HoldTransaction = holdTransaction
+	DrainUntil      = drainUntil
 )

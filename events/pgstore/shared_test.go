@@ -186,9 +186,9 @@ func TestCatchingUpSubscriptionsShareFullPages(t *testing.T) {
 	s := storeWith(t, pool, Options{PollInterval: time.Hour, TailWindow: -1}) // no polls at the end
 	const fullPages = 15
 	var end events.Position
-	for i := range fullPages*2 + 1 {
-		end = appendTyped(t, s, fmt.Sprintf("invoice-%d", i), events.TypeInvoiceDrafted, 990)
-		end = appendTyped(t, s, fmt.Sprintf("issue-%d", i), events.TypeInvoiceIssued, 5)
+	for i := range fullPages*2 + 1 { // the log ends with a company
+		appendTyped(t, s, fmt.Sprintf("invoice-%d", i), events.TypeInvoiceDrafted, 990)
+		appendTyped(t, s, fmt.Sprintf("issue-%d", i), events.TypeInvoiceIssued, 5)
 		end = appendTyped(t, s, fmt.Sprintf("company-%d", i), events.TypeCompanyCreated, 5)
 	}
 	readers := []struct {
@@ -297,8 +297,9 @@ func ownPages(t *testing.T, s *Store, types []string, end events.Position) []eve
 	return out
 }
 
-// drainUntil receives from sub until it delivers end, pausing every 100
-// events.
+// drainUntil receives from sub until it delivers end, in strictly
+// increasing positions, pausing every 100 events. It reports failures
+// with t.Errorf, so that goroutines may call it, and returns what it got.
 func drainUntil(t *testing.T, sub events.Subscription, end events.Position, pause time.Duration) []events.RecordedEvent {
 	var got []events.RecordedEvent
 	deadline := time.After(60 * time.Second)
@@ -309,6 +310,10 @@ func drainUntil(t *testing.T, sub events.Subscription, end events.Position, paus
 				t.Errorf("subscription ended after %d events: %v", len(got), sub.Err())
 				return got
 			}
+			if len(got) > 0 && ev.Position.Compare(got[len(got)-1].Position) <= 0 {
+				t.Errorf("%s at %s delivered after %s", ev.Stream, ev.Position, got[len(got)-1].Position)
+				return got
+			}
 			if got = append(got, ev); ev.Position == end {
 				return got
 			}
@@ -316,7 +321,7 @@ func drainUntil(t *testing.T, sub events.Subscription, end events.Position, paus
 				time.Sleep(pause)
 			}
 		case <-deadline:
-			t.Errorf("subscription stuck after %d events", len(got))
+			t.Errorf("subscription did not reach %s within 60 s: %d events", end, len(got))
 			return got
 		}
 	}

@@ -30,31 +30,14 @@ func appendOfType(t *testing.T, store *pgstore.Store, stream, eventType string, 
 }
 
 // deliveredUntil drains sub until it delivers the event at end, and
-// returns what it delivered.
+// returns what it delivered; the test stops at any failure.
 func deliveredUntil(t *testing.T, sub events.Subscription, end events.Position) []events.RecordedEvent {
 	t.Helper()
-	var got []events.RecordedEvent
-	deadline := time.After(20 * time.Second)
-	for {
-		select {
-		case ev, ok := <-sub.Events():
-			if !ok {
-				t.Fatalf("subscription ended after %d events: %v", len(got), sub.Err())
-			}
-			if len(got) > 0 && ev.Position.Compare(got[len(got)-1].Position) <= 0 {
-				t.Fatalf("%s at %s delivered after %s", ev.Stream, ev.Position, got[len(got)-1].Position)
-			}
-			if got = append(got, ev); ev.Position == end {
-				return got
-			}
-		case <-deadline:
-			last := events.Position{}
-			if len(got) > 0 {
-				last = got[len(got)-1].Position
-			}
-			t.Fatalf("subscription did not reach %s within 20 s: %d events, the last at %s", end, len(got), last)
-		}
+	got := pgstore.DrainUntil(t, sub, end, 0)
+	if t.Failed() {
+		t.FailNow()
 	}
+	return got
 }
 
 // A subscription that reads only companies, behind the tail window (here
