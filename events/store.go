@@ -161,6 +161,16 @@ type Store interface {
 	Close() error
 }
 
+// SkippingReader is a Store that can read the log as a subscription to
+// payloadsOf does (the PostgreSQL store): the events of other types left
+// out where it reads them, a page's last event kept as a position, and
+// scanned, the events the page passed, fewer than max meaning caught up as
+// a short page of ReadAll does. A rebuild of companies over a log of
+// invoices then neither reads nor copies the invoices' payloads.
+type SkippingReader interface {
+	ReadAllOf(ctx context.Context, from Position, max int, payloadsOf ...string) (page []RecordedEvent, scanned int, err error)
+}
+
 // Subscription is a running catch-up subscription.
 type Subscription interface {
 	// Events delivers events in global order. It is closed when the

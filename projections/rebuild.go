@@ -139,18 +139,10 @@ func (b *Rebuilder) readPage(ctx context.Context, p Projection, pos events.Posit
 	return out
 }
 
-// skippingReader is a store that leaves out, in the database, the events
-// of types a reader does not handle (pgstore's ReadAllOf): a rebuild of
-// companies over a log of invoices then neither reads nor copies the
-// invoices' payloads.
-type skippingReader interface {
-	ReadAllOf(ctx context.Context, from events.Position, max int, payloadsOf ...string) ([]events.RecordedEvent, int, error)
-}
-
 // read reads the page after pos, with the payloads p handles, and how
 // many events of the log it passed.
 func (b *Rebuilder) read(ctx context.Context, p Projection, pos events.Position) ([]events.RecordedEvent, int, error) {
-	if s, ok := b.Store.(skippingReader); ok {
+	if s, ok := b.Store.(events.SkippingReader); ok {
 		return s.ReadAllOf(ctx, pos, b.batchSize(), handledTypes(p)...)
 	}
 	page, err := b.Store.ReadAll(ctx, pos, b.batchSize())

@@ -16,7 +16,7 @@ import (
 // reads returned.
 type payloadCounter struct {
 	events.Store
-	skipping skippingReader
+	skipping events.SkippingReader
 	mu       sync.Mutex
 	payloads map[string]int
 }

@@ -165,6 +165,20 @@ func (s *instrumentedStore) ReadAll(ctx context.Context, from events.Position, m
 	return evs, err
 }
 
+// ReadAllOf forwards to the store's ReadAllOf when it has one (see
+// events.SkippingReader), so that a rebuild through the decorator skips as
+// it would without it; otherwise it reads every payload with ReadAll.
+func (s *instrumentedStore) ReadAllOf(ctx context.Context, from events.Position, max int, payloadsOf ...string) ([]events.RecordedEvent, int, error) {
+	r, ok := s.inner.(events.SkippingReader)
+	if !ok {
+		evs, err := s.ReadAll(ctx, from, max)
+		return evs, len(evs), err
+	}
+	evs, scanned, err := r.ReadAllOf(ctx, from, max, payloadsOf...)
+	s.unavailable(opReadAll, err)
+	return evs, scanned, err
+}
+
 func (s *instrumentedStore) SubscribeAll(ctx context.Context, from events.Position, payloadsOf ...string) (events.Subscription, error) {
 	sub, err := s.inner.SubscribeAll(ctx, from, payloadsOf...)
 	if err != nil {

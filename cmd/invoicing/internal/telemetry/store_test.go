@@ -79,3 +79,47 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 	}
 	return out.GetCounter().GetValue()
 }
+
+// skippingStore reads a fixed page, as a SkippingReader that passed
+// scanned events for it.
+type skippingStore struct {
+	events.Store
+	page    []events.RecordedEvent
+	scanned int
+	err     error
+}
+
+func (s skippingStore) ReadAll(context.Context, events.Position, int) ([]events.RecordedEvent, error) {
+	return s.page, s.err
+}
+
+func (s skippingStore) ReadAllOf(context.Context, events.Position, int, ...string) ([]events.RecordedEvent, int, error) {
+	return s.page, s.scanned, s.err
+}
+
+// readAllOnly is a store without ReadAllOf.
+type readAllOnly struct{ events.Store }
+
+// The decorator skips as the store it decorates does: a rebuild through
+// it reads a SkippingReader's pages, with their counts of events passed,
+// and every payload of a store without one.
+func TestInstrumentedStoreForwardsSkippingReads(t *testing.T) {
+	page := []events.RecordedEvent{{Type: events.TypeCompanyCreated}}
+	for _, c := range []struct {
+		name        string
+		store       events.Store
+		wantScanned int
+	}{
+		{"skipping store", skippingStore{page: page, scanned: 2000}, 2000},
+		{"store without ReadAllOf", readAllOnly{skippingStore{page: page, scanned: 2000}}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			s := InstrumentStore(c.store, NewStoreMetrics(reg), nil).(events.SkippingReader)
+			got, scanned, err := s.ReadAllOf(context.Background(), events.Position{}, 2000, events.TypeCompanyCreated)
+			if err != nil || len(got) != 1 || scanned != c.wantScanned {
+				t.Errorf("read %d events, %d passed (%v), want 1 and %d", len(got), scanned, err, c.wantScanned)
+			}
+		})
+	}
+}
