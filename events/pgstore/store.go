@@ -320,7 +320,7 @@ func (s *Store) ReadAll(ctx context.Context, from events.Position, max int) ([]e
 // stands for them as a position. scanned counts every event the page
 // passed: fewer than max means caught up, as a short page of ReadAll does.
 func (s *Store) ReadAllOf(ctx context.Context, from events.Position, max int, payloadsOf ...string) (page []events.RecordedEvent, scanned int, err error) {
-	if len(payloadsOf) == 0 || containsAll(payloadsOf, events.Types) {
+	if everyPayload(payloadsOf) {
 		page, err = s.ReadAll(ctx, from, max)
 		return page, len(page), err
 	}

@@ -51,8 +51,8 @@ func (s *subscription) Err() error {
 // takes its events from there instead, every one, and waits for the window
 // to move.
 func (s *Store) SubscribeAll(ctx context.Context, from events.Position, payloadsOf ...string) (events.Subscription, error) {
-	if len(payloadsOf) == 0 || containsAll(payloadsOf, events.Types) {
-		payloadsOf = nil // every payload: nothing to skip
+	if everyPayload(payloadsOf) {
+		payloadsOf = nil // nothing to skip
 	}
 	s.startListener()
 	if s.tail != nil {
@@ -68,10 +68,11 @@ func (s *Store) SubscribeAll(ctx context.Context, from events.Position, payloads
 	return sub, nil
 }
 
-// containsAll reports whether every one of want is in types.
-func containsAll(types, want []string) bool {
-	for _, t := range want {
-		if !slices.Contains(types, t) {
+// everyPayload reports whether a reader of payloadsOf takes every
+// payload: it names no type, or every one of this service's.
+func everyPayload(payloadsOf []string) bool {
+	for _, t := range events.Types {
+		if len(payloadsOf) > 0 && !slices.Contains(payloadsOf, t) {
 			return false
 		}
 	}
