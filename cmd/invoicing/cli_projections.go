@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,12 +10,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/projections"
@@ -288,34 +289,24 @@ func rebuild(ctx context.Context, pool *pgxpool.Pool, store events.Store, projs 
 	// otherwise, written whole.
 	terminal := isTerminal(out) && len(projs) == 1
 	out = &lockedWriter{w: out}
-	next := make(chan projections.Projection, len(projs))
-	for _, p := range projs {
-		next <- p
-	}
-	close(next)
 	var (
-		mu    sync.Mutex
-		first error
-		wg    sync.WaitGroup
+		lanes  errgroup.Group
+		failed atomic.Bool
 	)
-	for range min(RebuildLanes, len(projs)) {
-		wg.Go(func() {
-			for p := range next {
-				if mu.Lock(); first != nil {
-					mu.Unlock()
-					return
-				}
-				mu.Unlock()
-				if err := rebuildOne(ctx, pool, store, p, out, terminal, total); err != nil {
-					mu.Lock()
-					first = cmp.Or(first, err)
-					mu.Unlock()
-				}
+	lanes.SetLimit(RebuildLanes)
+	for _, p := range projs {
+		lanes.Go(func() error {
+			if failed.Load() {
+				return nil // not started: stopped by an earlier failure
 			}
+			err := rebuildOne(ctx, pool, store, p, out, terminal, total)
+			if err != nil {
+				failed.Store(true)
+			}
+			return err
 		})
 	}
-	wg.Wait()
-	return first
+	return lanes.Wait()
 }
 
 // rebuildOne rebuilds p under its rebuild lock, with a progress bar.
