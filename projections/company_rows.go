@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -166,18 +167,24 @@ func nonNilIdentifiers(ids []events.Identifier) []events.Identifier {
 	return ids
 }
 
-// apiJSON encodes v as the API writes its bodies (transport's writeJSON):
-// encoding/json without HTML escaping, so "&" stays "&" rather than the
-// "\u0026" json.Marshal would store. The read models keep this text in json
-// columns, byte for byte, and reads pass it through.
+// apiJSON encodes v as the API writes its bodies (apiEncoder). The read
+// models keep this text in json columns, byte for byte, and reads pass it
+// through.
 func apiJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := apiEncoder(&b).Encode(v); err != nil {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// apiEncoder encodes as the API writes its bodies (transport's writeJSON):
+// encoding/json without HTML escaping, so "&" stays "&" rather than the
+// "\u0026" json.Marshal would store. Each value ends with a newline.
+func apiEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc
 }
 
 // key is a row's keyset key: the global position of the event that created

@@ -48,8 +48,8 @@ func (CreditNotes) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
 		ON CONFLICT (id) DO NOTHING`,
 		hi, lo, c.CreditNoteID, c.CompanyID, c.AccountID, c.InvoiceID, c.CustomerID,
 		ev.Stream, c.InvoiceNumber, c.InvoiceIssueDate, c.Number, int64(c.Sequence), c.IssueDate, c.Reason,
-		nullable(c.ExternalReference), c.CustomerName, string(docs.customer), string(docs.issuer), c.Currency, c.Language,
-		string(docs.lines), c.SubtotalMinor, c.TaxMinor, c.TotalMinor, string(docs.document), c.IssuedAt)
+		nullable(c.ExternalReference), c.CustomerName, docs.customer, docs.issuer, c.Currency, c.Language,
+		docs.lines, c.SubtotalMinor, c.TaxMinor, c.TotalMinor, docs.document, c.IssuedAt)
 	return nil
 }
 

@@ -72,6 +72,7 @@ type draftedRows struct {
 	version                                                    []int32
 	hi, lo                                                     pgarray.Int64
 	settled                                                    settlementArrays
+	render                                                     documentRenderer
 }
 
 // settlementArrays are the settlement's columns, one slice per column.
@@ -111,15 +112,15 @@ func (Invoices) ApplyAll(evs []events.RecordedEvent, batch *pgx.Batch) error {
 }
 
 func (r *draftedRows) add(ev events.RecordedEvent) error {
-	d, docs, err := decodeDrafted(ev)
+	d, docs, err := decodeDrafted(ev, &r.render)
 	if err != nil {
 		return err
 	}
 	hi, lo := key(ev)
 	r.id, r.companyID, r.accountID = append(r.id, d.InvoiceID), append(r.companyID, d.CompanyID), append(r.accountID, d.AccountID)
 	r.customerID, r.stream, r.customerName = append(r.customerID, d.CustomerID), append(r.stream, ev.Stream), append(r.customerName, d.CustomerName)
-	r.customer, r.issuer, r.lines = append(r.customer, string(docs.customer)), append(r.issuer, string(docs.issuer)), append(r.lines, string(docs.lines))
-	r.document = append(r.document, string(docs.document))
+	r.customer, r.issuer, r.lines = append(r.customer, docs.customer), append(r.issuer, docs.issuer), append(r.lines, docs.lines)
+	r.document = append(r.document, docs.document)
 	r.currency, r.language, r.issueDate = append(r.currency, d.Currency), append(r.language, d.Language), append(r.issueDate, d.IssueDate)
 	r.dueDate = append(r.dueDate, nullable(d.DueDate))
 	r.subtotal, r.tax, r.total = append(r.subtotal, d.SubtotalMinor), append(r.tax, d.TaxMinor), append(r.total, d.TotalMinor)

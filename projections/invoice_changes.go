@@ -161,8 +161,8 @@ func decodeRevised(ev events.RecordedEvent) (string, func(*invoiceChange), error
 	if err != nil {
 		return "", nil, err
 	}
-	content := revisedContent{customerID: d.CustomerID, customerName: d.CustomerName, customer: string(docs.customer),
-		currency: d.Currency, language: d.Language, lines: string(docs.lines), document: string(docs.document),
+	content := revisedContent{customerID: d.CustomerID, customerName: d.CustomerName, customer: docs.customer,
+		currency: d.Currency, language: d.Language, lines: docs.lines, document: docs.document,
 		subtotal: d.SubtotalMinor, tax: d.TaxMinor, total: d.TotalMinor,
 		externalRef: nullable(d.ExternalReference), poRef: nullable(d.PurchaseOrderReference),
 		notes: nullable(d.Notes), terms: nullable(d.Terms)}
