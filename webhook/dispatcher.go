@@ -16,6 +16,7 @@ import (
 
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/internal/follow"
+	"github.com/invoicing/invoicing/internal/jsonlead"
 )
 
 // Renderer renders the event at revision of stream (all its events, read
@@ -276,8 +277,21 @@ func deliveryOf(ep Endpoint, account, publicType string, ev events.RecordedEvent
 }
 
 // accountOf reads the account from an event's metadata, which every event
-// of this service carries.
+// of this service carries. The write side writes it first (events.Metadata's
+// first field) as a plain string, where jsonlead reads it without decoding
+// the rest: json.Unmarshal of every public event's metadata was 3% of a
+// catch-up's service CPU. Metadata written otherwise is decoded whole.
 func accountOf(ev events.RecordedEvent) (string, error) {
+	var account string
+	jsonlead.Strings(ev.Metadata, func(key, value []byte) bool {
+		if string(key) == "account_id" {
+			account = string(value)
+		}
+		return false
+	})
+	if account != "" {
+		return account, nil
+	}
 	var m events.Metadata
 	if err := json.Unmarshal(ev.Metadata, &m); err != nil {
 		return "", fmt.Errorf("metadata of event %x: %w", ev.ID, err)

@@ -2,9 +2,12 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/invoicing/invoicing/events"
 )
 
 // Two dispatchers: one leads; when it stops (its lock connection closes,
@@ -46,4 +49,38 @@ func TestAnEventNamingNoAccountDoesNotStopTheDispatcher(t *testing.T) {
 	run(t, e.dispatcher().Run)
 	run(t, e.fastSender(SenderOptions{}).Run)
 	waitFor(t, "the delivery of the event after it", func() bool { return len(rc.successes()) == 1 })
+}
+
+// accountOf takes the account where the write side writes it, first in the
+// metadata, without decoding the rest; metadata written otherwise is
+// decoded whole, and metadata without an account names none.
+func TestAccountOfReadsTheWriteSidesMetadata(t *testing.T) {
+	written, err := json.Marshal(events.Metadata{AccountID: "acme", Actor: events.Actor{Subject: "u1"}, RequestID: "r1",
+		RequestFingerprint: "f", IdempotencyKey: "k", SchemaVersion: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		metadata, account string
+	}{
+		{string(written), "acme"},
+		{`{"actor":{"sub":"u1"},"account_id":"acme"}`, "acme"},
+		{`{"account_id":"acm\u0065"}`, "acme"},
+		{`{"account_id":""}`, ""},
+		{`{"actor":{"sub":"u1"}}`, ""},
+		{`{"actor":`, ""},
+	} {
+		account, err := accountOf(events.RecordedEvent{Metadata: json.RawMessage(c.metadata)})
+		if account != c.account || (err == nil) != (c.account != "") {
+			t.Errorf("%s: account %q, error %v; want %q", c.metadata, account, err, c.account)
+		}
+	}
+	ev := events.RecordedEvent{Metadata: written}
+	if allocs := testing.AllocsPerRun(100, func() {
+		if _, err := accountOf(ev); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs > 1 {
+		t.Fatalf("accountOf of the write side's metadata made %.0f allocations; want at most 1, the account's string", allocs)
+	}
 }
