@@ -41,9 +41,9 @@ INSERT INTO invoices (id, company_id, account_id, customer_id, stream_name, cust
 	notes, terms, created_at, updated_at, version, position_hi, position_lo, document,
 	amount_credited_minor, amount_paid_minor, amount_due_minor, amount_refundable_minor, payment_status)
 SELECT id::uuid, company_id::uuid, account_id, customer_id::uuid, stream_name, customer_name,
-	customer::json, issuer::json, currency, language, issue_date::date, due_date::date, 'draft', lines::json,
+	customer, issuer, currency, language, issue_date::date, due_date::date, 'draft', lines,
 	subtotal_minor, tax_minor, total_minor, external_reference, purchase_order_reference,
-	notes, terms, created_at, created_at, version, position_hi, position_lo, document::json,
+	notes, terms, created_at, created_at, version, position_hi, position_lo, document,
 	amount_credited_minor, amount_paid_minor, amount_due_minor, amount_refundable_minor, payment_status
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
 	$7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[],

@@ -181,7 +181,7 @@ func columns(ctx context.Context, pool *pgxpool.Pool, schema, table string) ([]c
 // verifyInvoiceAmounts recomputes each live invoice's line amounts, VAT
 // breakdown and totals from quantity, unit amount, tax rate and category.
 func verifyInvoiceAmounts(ctx context.Context, pool *pgxpool.Pool) ([]Finding, error) {
-	rows, err := pool.Query(ctx, `SELECT id::text, lines, document, subtotal_minor, tax_minor, total_minor FROM public.invoices ORDER BY position_hi, position_lo`)
+	rows, err := pool.Query(ctx, `SELECT id::text, lines::json, document::json, subtotal_minor, tax_minor, total_minor FROM public.invoices ORDER BY position_hi, position_lo`)
 	if err != nil {
 		return nil, fmt.Errorf("read invoices: %w", err)
 	}

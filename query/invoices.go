@@ -143,16 +143,16 @@ var summaryFields = []column[InvoiceSummary]{
 
 // invoiceFields are the full form's columns: the summary's, then the
 // snapshots, lines and texts. The documents are read as *[]byte: pgx copies
-// json text as it is (json.RawMessage would be json.Unmarshal'ed into).
+// their text as it is (json.RawMessage would be json.Unmarshal'ed into).
 var invoiceFields = append(fullForm(summaryFields),
-	column[Invoice]{"customer", jsonText, func(i *Invoice, _ *rowKey) any { return (*[]byte)(&i.Customer) }},
-	column[Invoice]{"issuer", jsonText, func(i *Invoice, _ *rowKey) any { return (*[]byte)(&i.Issuer) }},
+	column[Invoice]{"customer", documentText, func(i *Invoice, _ *rowKey) any { return (*[]byte)(&i.Customer) }},
+	column[Invoice]{"issuer", documentText, func(i *Invoice, _ *rowKey) any { return (*[]byte)(&i.Issuer) }},
 	column[Invoice]{"language", text, func(i *Invoice, _ *rowKey) any { return &i.Language }},
-	column[Invoice]{"lines", jsonText, func(i *Invoice, _ *rowKey) any { return (*[]byte)(&i.Lines) }},
+	column[Invoice]{"lines", documentText, func(i *Invoice, _ *rowKey) any { return (*[]byte)(&i.Lines) }},
 	column[Invoice]{"coalesce(purchase_order_reference, '')", text, func(i *Invoice, _ *rowKey) any { return &i.PurchaseOrderReference }},
 	column[Invoice]{"coalesce(notes, '')", text, func(i *Invoice, _ *rowKey) any { return &i.Notes }},
 	column[Invoice]{"coalesce(terms, '')", text, func(i *Invoice, _ *rowKey) any { return &i.Terms }},
-	column[Invoice]{"document", jsonText, func(i *Invoice, _ *rowKey) any { return (*[]byte)(&i.Document) }},
+	column[Invoice]{"document", documentText, func(i *Invoice, _ *rowKey) any { return (*[]byte)(&i.Document) }},
 	column[Invoice]{paymentsColumn, jsonText, func(i *Invoice, _ *rowKey) any { return &i.payments }},
 )
 

@@ -30,20 +30,25 @@ import (
 type wireColumn struct {
 	oid    uint32
 	format int16
+	// document marks a JSON document stored as text (documentText).
+	document bool
 }
 
 var (
-	uuidBinary        = wireColumn{pgtype.UUIDOID, pgtype.BinaryFormatCode}
-	int8Binary        = wireColumn{pgtype.Int8OID, pgtype.BinaryFormatCode}
-	int4Binary        = wireColumn{pgtype.Int4OID, pgtype.BinaryFormatCode}
-	timestamptzBinary = wireColumn{pgtype.TimestamptzOID, pgtype.BinaryFormatCode}
+	uuidBinary        = wireColumn{oid: pgtype.UUIDOID, format: pgtype.BinaryFormatCode}
+	int8Binary        = wireColumn{oid: pgtype.Int8OID, format: pgtype.BinaryFormatCode}
+	int4Binary        = wireColumn{oid: pgtype.Int4OID, format: pgtype.BinaryFormatCode}
+	timestamptzBinary = wireColumn{oid: pgtype.TimestamptzOID, format: pgtype.BinaryFormatCode}
 )
 
 // Text columns may come in either format (their bytes are the same), and
-// json comes as its text.
+// json comes as its text. A document is JSON stored as text (the invoices'
+// snapshots, lines and document fields, see projections/schema): it is
+// read as json is, into bytes of its own, not into the row's strings.
 var (
-	text     = wireColumn{oid: pgtype.TextOID}
-	jsonText = wireColumn{oid: pgtype.JSONOID}
+	text         = wireColumn{oid: pgtype.TextOID}
+	jsonText     = wireColumn{oid: pgtype.JSONOID}
+	documentText = wireColumn{oid: pgtype.TextOID, document: true}
 )
 
 // wireLayout is the columns' types and formats as pgx asks for them.
@@ -87,7 +92,7 @@ func newWireRow(values [][]byte, layout []wireColumn) wireRow {
 	n := 0
 	for c, v := range values {
 		switch {
-		case layout[c].oid == pgtype.TextOID:
+		case layout[c] == text:
 			n += len(v)
 		case layout[c] == uuidBinary && v != nil:
 			n += uuidTextLen
@@ -96,7 +101,7 @@ func newWireRow(values [][]byte, layout []wireColumn) wireRow {
 	all.Grow(n)
 	for c, v := range values {
 		switch {
-		case layout[c].oid == pgtype.TextOID:
+		case layout[c] == text:
 			all.Write(v)
 		case layout[c] == uuidBinary && len(v) == 16:
 			all.Write(uuidText(v))
