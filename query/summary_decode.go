@@ -104,7 +104,9 @@ func newWireRow(values [][]byte, layout []wireColumn) wireRow {
 		case layout[c] == text:
 			all.Write(v)
 		case layout[c] == uuidBinary && len(v) == 16:
-			all.Write(uuidText(v))
+			var id [uuidTextLen]byte
+			uuidText(&id, v)
+			all.Write(id[:])
 		case layout[c] == uuidBinary && v != nil:
 			all.WriteString(strings.Repeat("-", uuidTextLen)) // the column fails in uuid()
 		}
@@ -115,16 +117,17 @@ func newWireRow(values [][]byte, layout []wireColumn) wireRow {
 // uuidTextLen is the length of a uuid's text: 8-4-4-4-12 hex digits.
 const uuidTextLen = 36
 
-// uuidText formats a uuid's 16 bytes as PostgreSQL's uuid_out does.
-func uuidText(b []byte) []byte {
-	var out [uuidTextLen]byte
+// uuidText formats a uuid's 16 bytes into out as PostgreSQL's uuid_out
+// does. out is the caller's, so that it can stay on the stack: three ids a
+// row, each a new array on the heap, were a sixth of a list's time in the
+// allocator.
+func uuidText(out *[uuidTextLen]byte, b []byte) {
 	hex.Encode(out[0:8], b[0:4])
 	hex.Encode(out[9:13], b[4:6])
 	hex.Encode(out[14:18], b[6:8])
 	hex.Encode(out[19:23], b[8:10])
 	hex.Encode(out[24:], b[10:])
 	out[8], out[13], out[18], out[23] = '-', '-', '-', '-'
-	return out[:]
 }
 
 // take is the next n bytes of r.texts: the next text or uuid column's.
