@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/invoicing/invoicing/events"
@@ -92,6 +93,44 @@ func TestAppendersWriteWhatEncodingJSONWrites(t *testing.T) {
 		"line\u2028para\u2029", "bad \xff utf-8 \xc3", "emoji 🧾", "\x7f del",
 	} {
 		checkAppenders(t, s, -9007199254740991)
+	}
+}
+
+// appendString tests whole words first (plainWords): a byte that needs
+// encoding/json, at any place in the first, second or third word or in
+// the bytes after them, sends the string there.
+func TestAppendStringFindsAnEscapeAnywhere(t *testing.T) {
+	for _, special := range []string{"\x00", "\x1f", "\"", "\\", "\x7f", "\u00e9", "\u2028", "\xff", "<", "&"} {
+		for n := 1; n <= 26; n++ {
+			for at := 0; at < n; at++ {
+				s := strings.Repeat("a", at) + special + strings.Repeat("b", n-at-1)
+				var enc bytes.Buffer
+				e := json.NewEncoder(&enc)
+				e.SetEscapeHTML(false)
+				if err := e.Encode(s); err != nil {
+					t.Fatal(err)
+				}
+				want := bytes.TrimSuffix(enc.Bytes(), []byte("\n"))
+				if got := appendString(nil, s); !bytes.Equal(got, want) {
+					t.Fatalf("%q: %s, encoding/json %s", s, got, want)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkAppendString appends the strings of a list's invoice summary.
+func BenchmarkAppendString(b *testing.B) {
+	row := []string{"0190a0c0-0000-7000-8000-000000000003", "0190a0c0-0000-7000-8000-000000000001",
+		"0190a0c0-0000-7000-8000-000000000002", "Globex Corporation", "EUR", "2026-03-01", "2026-03-31",
+		"INV-2026-000123", "issued", "unpaid", "2026-03-01T09:30:15.123456Z", "erp-1"}
+	buf := make([]byte, 0, 4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = buf[:0]
+		for _, s := range row {
+			buf = appendString(buf, s)
+		}
 	}
 }
 
