@@ -68,7 +68,7 @@ func decodeDrafted(ev events.RecordedEvent, r *documentRenderer) (d events.Invoi
 	return d, docs, nil
 }
 
-// renderedDocs are an invoice's json columns as the API renders them.
+// renderedDocs are an invoice's document columns as the API renders them.
 type renderedDocs struct {
 	customer, issuer, lines, document string
 }
