@@ -42,7 +42,19 @@ const DefaultConvoyPatience = 2 * time.Second
 // one that does not take its page in that time (its projection is stuck,
 // or restarting) is no longer waited for until it takes a page again, so
 // a stuck projection costs the others one wait, not their progress.
+//
+// The subscriptions that keep few of the events they scan share pages too,
+// in a convoy of their own (sparse): each page is read, skipping payloads
+// in the database (readSkippingSQL), for the types of every subscription
+// in that convoy when it was claimed, and a subscription takes it only if
+// those types include its own. Behind the tail window, the projections of
+// companies, customers, credit notes and webhook endpoints each scanned
+// every page for the few events they keep: 9.4 s of PostgreSQL's time in
+// a catch-up of 300,000 invoices.
 type sharedPages struct {
+	// sparse tells the convoy of subscriptions that skip payloads from
+	// that of those reading every payload.
+	sparse   bool
 	patience time.Duration
 	mu       sync.Mutex
 	pages    map[events.Position]*sharedPage
@@ -55,44 +67,84 @@ type sharedPages struct {
 
 // sharedPage is one page read, or being read, for every subscription.
 type sharedPage struct {
-	ready chan struct{} // closed once evs and err are set
-	evs   []events.RecordedEvent
-	err   error
+	ready chan struct{} // closed once evs, scanned and err are set
+	// types are the types whose payloads the page holds, nil for every
+	// type; set when the page is claimed.
+	types   []string
+	evs     []events.RecordedEvent
+	scanned int // rows the read scanned: evs and those it skipped
+	err     error
 }
 
-func newSharedPages(patience time.Duration) *sharedPages {
-	return &sharedPages{patience: patience, pages: map[events.Position]*sharedPage{},
+// pageRead reads the page after a position with the payloads of types
+// (nil: every type): its events and how many rows it scanned.
+type pageRead func(types []string) ([]events.RecordedEvent, int, error)
+
+func newSharedPages(sparse bool, patience time.Duration) *sharedPages {
+	return &sharedPages{sparse: sparse, patience: patience, pages: map[events.Position]*sharedPage{},
 		readers: map[*subscription]events.Position{}, moved: make(chan struct{})}
 }
 
 // read returns the full page after from for sub, read once by read for
 // every subscription, or what read returns for sub alone when the page is
-// short or the shared read failed. The events returned are shared: their
-// callers must not change them.
-func (p *sharedPages) read(ctx context.Context, sub *subscription, from events.Position, read func() ([]events.RecordedEvent, error)) ([]events.RecordedEvent, error) {
+// short, holds the payloads of fewer types than sub's, or the shared read
+// failed; and how many rows the page scanned. The events returned are
+// shared: their callers must not change them.
+func (p *sharedPages) read(ctx context.Context, sub *subscription, from events.Position, read pageRead) ([]events.RecordedEvent, int, error) {
 	page, reading, err := p.claim(ctx, sub, from)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if reading {
-		page.evs, page.err = read()
+		page.evs, page.scanned, page.err = read(page.types)
 		close(page.ready)
-		if page.err != nil || len(page.evs) < PageSize {
+		if page.err != nil || page.scanned < PageSize {
 			p.forget(from, page)
-			return page.evs, page.err
+			return page.evs, page.scanned, page.err
 		}
 	} else {
 		select {
 		case <-page.ready:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, 0, ctx.Err()
 		}
-		if page.err != nil || len(page.evs) < PageSize {
-			return read()
+		if page.err != nil || page.scanned < PageSize || !covers(page.types, sub.payloadsOf) {
+			return read(sub.payloadsOf)
 		}
 	}
 	p.move(sub, page.evs[len(page.evs)-1].Position)
-	return page.evs, nil
+	return page.evs, page.scanned, nil
+}
+
+// covers reports whether a page with the payloads of types holds those of
+// want (nil: every type).
+func covers(types, want []string) bool {
+	if types == nil {
+		return true
+	}
+	return want != nil && !slices.ContainsFunc(want, func(t string) bool { return !slices.Contains(types, t) })
+}
+
+// readersTypes are the types of every reader's payloads, for a sparse
+// page; nil (every type) for the other convoy, or when a reader takes
+// every payload.
+func (p *sharedPages) readersTypes() []string {
+	if !p.sparse {
+		return nil
+	}
+	var types []string
+	for r := range p.readers {
+		if r.payloadsOf == nil {
+			return nil
+		}
+		for _, t := range r.payloadsOf {
+			if !slices.Contains(types, t) {
+				types = append(types, t)
+			}
+		}
+	}
+	slices.Sort(types) // the same set, the same list
+	return types
 }
 
 // claim returns the page after from, and whether sub is to read it: it
@@ -134,7 +186,7 @@ func (p *sharedPages) claim(ctx context.Context, sub *subscription, from events.
 		}
 		p.mu.Lock()
 	}
-	page := &sharedPage{ready: make(chan struct{})}
+	page := &sharedPage{ready: make(chan struct{}), types: p.readersTypes()}
 	p.keep(from, page)
 	return page, true, nil
 }

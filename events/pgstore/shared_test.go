@@ -47,20 +47,21 @@ func TestSharedPagesReadAFullPageOnce(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := newSharedPages(time.Minute)
+			p := newSharedPages(false, time.Minute)
 			var reads, errs atomic.Int32
 			release := make(chan struct{})
-			read := func() ([]events.RecordedEvent, error) {
+			read := func([]string) ([]events.RecordedEvent, int, error) {
 				n := reads.Add(1)
 				if n == 1 {
 					<-release // every caller asks while the first read is under way
 				}
-				return c.page(int(n))
+				page, err := c.page(int(n))
+				return page, len(page), err
 			}
 			var wg sync.WaitGroup
 			for range c.callers {
 				wg.Go(func() {
-					if _, err := p.read(ctx, &subscription{}, at(0), read); err != nil {
+					if _, _, err := p.read(ctx, &subscription{}, at(0), read); err != nil {
 						errs.Add(1)
 					}
 				})
@@ -80,10 +81,10 @@ func TestSharedPagesReadAFullPageOnce(t *testing.T) {
 func at(lo uint64) events.Position { return events.NewPosition(1, lo) }
 
 // pageAfter is a reader of the full page after from, counting its reads.
-func pageAfter(from uint64, reads *atomic.Int32) func() ([]events.RecordedEvent, error) {
-	return func() ([]events.RecordedEvent, error) {
+func pageAfter(from uint64, reads *atomic.Int32) pageRead {
+	return func([]string) ([]events.RecordedEvent, int, error) {
 		reads.Add(1)
-		return fullPage(from + PageSize), nil
+		return fullPage(from + PageSize), PageSize, nil
 	}
 }
 
@@ -97,12 +98,12 @@ func TestSharedPagesMoveAsAConvoy(t *testing.T) {
 	for _, stuck := range []bool{false, true} {
 		t.Run(fmt.Sprintf("slow one stuck: %v", stuck), func(t *testing.T) {
 			ctx := context.Background()
-			p := newSharedPages(300 * time.Millisecond)
+			p := newSharedPages(false, 300*time.Millisecond)
 			fast, slow := &subscription{}, &subscription{}
 			var reads atomic.Int32
 			read := func(sub *subscription, from uint64) {
 				t.Helper()
-				if _, err := p.read(ctx, sub, at(from), pageAfter(from, &reads)); err != nil {
+				if _, _, err := p.read(ctx, sub, at(from), pageAfter(from, &reads)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -229,6 +230,109 @@ func TestCatchingUpSubscriptionsShareFullPages(t *testing.T) {
 	t.Logf("%d page reads for four subscriptions over %d full pages", reads, fullPages)
 }
 
+// Subscriptions that keep few of the events they scan share pages read
+// for all their types, in a convoy of their own, and each delivers exactly
+// what its own reads in the database return: its types' events, and each
+// page's last event, without its payload, for the position.
+func TestSparseSubscriptionsShareTheirScans(t *testing.T) {
+	pool := migratedPool(t)
+	s := storeWith(t, pool, Options{PollInterval: time.Hour, TailWindow: -1})
+	const fullPages = 15
+	var end events.Position
+	for i := range fullPages*2 + 1 {
+		appendTyped(t, s, fmt.Sprintf("invoice-%d", i), events.TypeInvoiceDrafted, 990)
+		appendTyped(t, s, fmt.Sprintf("customer-%d", i), events.TypeCustomerCreated, 5)
+		end = appendTyped(t, s, fmt.Sprintf("company-%d", i), events.TypeCompanyCreated, 5)
+	}
+	readers := []struct {
+		types []string
+		pause time.Duration // every 100 events
+	}{
+		{[]string{events.TypeCompanyCreated}, 0},
+		{[]string{events.TypeCustomerCreated}, 5 * time.Millisecond},
+		{[]string{events.TypeCompanyCreated, events.TypeCustomerCreated}, 2 * time.Millisecond},
+		{[]string{events.TypeCreditNoteIssued}, 0}, // none in the log: only the pages' last events
+	}
+	var want [][]events.RecordedEvent
+	for _, r := range readers {
+		want = append(want, ownPages(t, s, r.types, end))
+	}
+	before := s.pageReads.Load()
+	got := make([][]events.RecordedEvent, len(readers))
+	var wg sync.WaitGroup
+	for i, r := range readers {
+		sub := subscribeFromZero(t, s, r.types...)
+		wg.Go(func() { got[i] = drainUntil(t, sub, end, r.pause) })
+	}
+	wg.Wait()
+	reads := s.pageReads.Load() - before
+	for i, r := range readers {
+		if diff := deliveryDiff(got[i], want[i]); diff != "" {
+			t.Errorf("subscription to %v: %s", r.types, diff)
+		}
+	}
+	// Alone, each reads the 15 full pages and the short last one: 64.
+	// Shared, the full pages are read once, but for a subscription that
+	// asks for a page read before it joined the convoy, without its types
+	// (it reads its own): 22-24 reads in all.
+	if limit := int64(fullPages + 3*len(readers)); reads > limit {
+		t.Errorf("%d page reads for %d full pages read by %d sparse subscriptions, want at most %d", reads, fullPages, len(readers), limit)
+	}
+	t.Logf("%d page reads for %d sparse subscriptions over %d full pages", reads, len(readers), fullPages)
+}
+
+// A sparse page holds the payloads of the types its convoy's readers had
+// when it was claimed: a subscription of another type does not take it
+// (that would skip its events) but reads its own, for its own types.
+func TestASparsePageIsTakenOnlyForTypesItHolds(t *testing.T) {
+	ctx := context.Background()
+	p := newSharedPages(true, time.Minute)
+	companies := &subscription{payloadsOf: []string{events.TypeCompanyCreated}}
+	customers := &subscription{payloadsOf: []string{events.TypeCustomerCreated}}
+	both := &subscription{payloadsOf: []string{events.TypeCustomerCreated, events.TypeCompanyCreated}}
+	var asked [][]string
+	read := func(types []string) ([]events.RecordedEvent, int, error) {
+		asked = append(asked, types)
+		return fullPage(PageSize), PageSize, nil
+	}
+	laggard := &subscription{payloadsOf: []string{events.TypeCompanyCreated}}
+	p.readers[laggard] = at(0) // in the convoy, its next page not taken yet: the page after 0 stays
+	for _, sub := range []*subscription{companies, customers} {
+		if _, _, err := p.read(ctx, sub, at(0), read); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := p.read(ctx, both, at(PageSize), read); err != nil { // all are in the convoy now
+		t.Fatal(err)
+	}
+	for _, sub := range []*subscription{companies, customers} {
+		if _, _, err := p.read(ctx, sub, at(PageSize), read); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantAsked := [][]string{
+		{events.TypeCompanyCreated},                             // the page after 0, for the companies
+		{events.TypeCustomerCreated},                            // the customers' own: that page lacks their payloads
+		{events.TypeCompanyCreated, events.TypeCustomerCreated}, // the page after 2000, for all three
+	}
+	if fmt.Sprint(asked) != fmt.Sprint(wantAsked) {
+		t.Fatalf("reads asked for %v, want %v", asked, wantAsked)
+	}
+	for _, c := range []struct {
+		types, want []string
+		covers      bool
+	}{
+		{nil, []string{"A"}, true},
+		{[]string{"A", "B"}, []string{"B"}, true},
+		{[]string{"A"}, []string{"A", "B"}, false},
+		{[]string{"A"}, nil, false},
+	} {
+		if got := covers(c.types, c.want); got != c.covers {
+			t.Errorf("covers(%v, %v) = %v", c.types, c.want, got)
+		}
+	}
+}
+
 // A subscription that is not drained (its projection stuck) does not hold
 // back another: the other waits for it once, for the convoy's patience,
 // and reaches the end of the log.
@@ -280,11 +384,7 @@ func appendTyped(t *testing.T, s *Store, stream, eventType string, n int) events
 // reads every page for itself in the database.
 func ownPages(t *testing.T, s *Store, types []string, end events.Position) []events.RecordedEvent {
 	t.Helper()
-	var list *string
-	if types != nil {
-		l := typeList(types)
-		list = &l
-	}
+	list := typeListOf(types)
 	var out []events.RecordedEvent
 	for pos := (events.Position{}); pos != end; {
 		page, _, err := s.readPage(context.Background(), pos, PageSize, list)

@@ -60,8 +60,10 @@ type Store struct {
 	// (nil when Options.TailWindow is negative); tailOnce starts its reader.
 	tail     *tailWindow
 	tailOnce sync.Once
-	// shared are the latest full pages, for catching-up subscriptions.
-	shared *sharedPages
+	// shared are the latest full pages, for catching-up subscriptions;
+	// sparse the latest pages read skipping payloads, for those that keep
+	// few events.
+	shared, sparse *sharedPages
 	// pageReads counts the log's page reads (readPage), for the tests that
 	// hold the window to its purpose.
 	pageReads atomic.Int64
@@ -105,7 +107,8 @@ func New(pool *pgxpool.Pool, logger *slog.Logger, opts Options) *Store {
 		instance:   uuid.NewString(),
 		knownTypes: typeList(events.Types),
 		appends:    make(chan *appendRequest),
-		shared:     newSharedPages(opts.ConvoyPatience),
+		shared:     newSharedPages(false, opts.ConvoyPatience),
+		sparse:     newSharedPages(true, opts.ConvoyPatience),
 		stopCtx:    ctx,
 		stop:       stop,
 	}
@@ -324,8 +327,7 @@ func (s *Store) ReadAllOf(ctx context.Context, from events.Position, max int, pa
 		page, err = s.ReadAll(ctx, from, max)
 		return page, len(page), err
 	}
-	list := typeList(payloadsOf)
-	return s.readSettled(ctx, from, max, &list)
+	return s.readSettled(ctx, from, max, typeListOf(payloadsOf))
 }
 
 // readSettled reads the page after from (readPage) once every
@@ -355,6 +357,16 @@ func (s *Store) readSettled(ctx context.Context, from events.Position, max int, 
 		case <-time.After(wait):
 		}
 	}
+}
+
+// typeListOf is readPage's payloadsOf for types: their typeList, nil (every
+// payload) for nil.
+func typeListOf(types []string) *string {
+	if types == nil {
+		return nil
+	}
+	list := typeList(types)
+	return &list
 }
 
 // typeList is types as a PostgreSQL array literal ({"A","B"}), which a

@@ -60,10 +60,7 @@ func (s *Store) SubscribeAll(ctx context.Context, from events.Position, payloads
 	}
 	sub := &subscription{ch: make(chan events.RecordedEvent, PageSize), done: make(chan struct{}), payloadsOf: payloadsOf,
 		dense: payloadsOf == nil}
-	if payloadsOf != nil {
-		list := typeList(payloadsOf)
-		sub.payloadList = &list
-	}
+	sub.payloadList = typeListOf(payloadsOf)
 	go sub.run(ctx, s, from)
 	return sub, nil
 }
@@ -82,6 +79,7 @@ func everyPayload(payloadsOf []string) bool {
 func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position) {
 	defer close(sub.ch)
 	defer s.shared.leave(sub)
+	defer s.sparse.leave(sub)
 	held := heldBackPoll
 	for {
 		if next, ok, ended := sub.fromTail(ctx, s, pos); ended {
@@ -112,43 +110,49 @@ func (sub *subscription) run(ctx context.Context, s *Store, pos events.Position)
 
 // readPage reads the subscription's next page after pos, and how many
 // events it scanned. A subscription that keeps most of what it scans
-// takes the store's shared page (sharedPages) and leaves out the events of
-// other types itself, as readSkippingSQL would; one that keeps few reads
-// its own, skipping them in the database. Which of the two it is, it
+// takes the store's shared full page (sharedPages); one that keeps few
+// takes the store's shared sparse page, read skipping the payloads of
+// types no such subscription takes. Either leaves out the events of other
+// types itself, as readSkippingSQL would. Which of the two it is, it
 // learns from its last full page.
 func (sub *subscription) readPage(ctx context.Context, s *Store, pos events.Position) ([]events.RecordedEvent, int, error) {
+	convoy := s.shared
 	if !sub.dense {
-		page, scanned, err := s.readPage(ctx, pos, PageSize, sub.payloadList)
-		sub.learn(s, len(page), scanned)
-		return page, scanned, err
+		convoy = s.sparse
 	}
-	page, err := s.shared.read(ctx, sub, pos, func() ([]events.RecordedEvent, error) {
-		page, _, err := s.readPage(ctx, pos, PageSize, nil)
-		return page, err
+	page, scanned, err := convoy.read(ctx, sub, pos, func(types []string) ([]events.RecordedEvent, int, error) {
+		return s.readPage(ctx, pos, PageSize, typeListOf(types))
 	})
 	if err != nil || sub.payloadsOf == nil {
-		return page, len(page), err
+		return page, scanned, err
 	}
 	kept := sub.skip(page)
-	sub.learn(s, len(kept), len(page))
-	return kept, len(page), nil
+	sub.learn(s, len(kept), scanned)
+	return kept, scanned, nil
 }
 
 // learn sets dense from a page that kept kept of the scanned events; only
-// a full page tells. A subscription no longer dense leaves the convoy of
-// the shared pages.
+// a full page tells. A subscription that changes leaves the convoy of the
+// shared pages it took until then.
 func (sub *subscription) learn(s *Store, kept, scanned int) {
 	if scanned != PageSize || sub.payloadsOf == nil {
 		return
 	}
-	if sub.dense = 2*kept > scanned; !sub.dense {
-		s.shared.leave(sub)
+	if dense := 2*kept > scanned; dense != sub.dense {
+		sub.dense = dense
+		if dense {
+			s.sparse.leave(sub)
+		} else {
+			s.shared.leave(sub)
+		}
 	}
 }
 
 // skip is what readSkippingSQL returns of page: its events of the
 // subscription's types, and its last event, without its payload unless it
 // is of those types. page is shared: its events are copied, not changed.
+// It may hold the payloads of more types (a full page, or a sparse page
+// read for other subscriptions too), never fewer (sharedPages.read).
 func (sub *subscription) skip(page []events.RecordedEvent) []events.RecordedEvent {
 	kept := make([]events.RecordedEvent, 0, len(page))
 	for i, ev := range page {
