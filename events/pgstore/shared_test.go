@@ -281,6 +281,60 @@ func TestSparseSubscriptionsShareTheirScans(t *testing.T) {
 	t.Logf("%d page reads for %d sparse subscriptions over %d full pages", reads, len(readers), fullPages)
 }
 
+// Sparse subscriptions catching up while other transactions append and
+// commit late (two writers, some of their events of the subscriptions'
+// types) deliver exactly what their own reads return once every append has
+// committed: a shared page is kept only when full, and a full page holds
+// the same events whenever it is read.
+func TestSparseSubscriptionsShareScansUnderConcurrentAppends(t *testing.T) {
+	pool := migratedPool(t)
+	s := storeWith(t, pool, Options{PollInterval: 20 * time.Millisecond, TailWindow: -1})
+	for i := range 8 {
+		appendTyped(t, s, fmt.Sprintf("invoice-%d", i), events.TypeInvoiceDrafted, 995)
+		appendTyped(t, s, fmt.Sprintf("company-%d", i), events.TypeCompanyCreated, 5)
+	}
+	types := [][]string{{events.TypeCompanyCreated}, {events.TypeCustomerCreated}, {events.TypeCompanyCreated, events.TypeCustomerCreated}}
+	subs := make([]events.Subscription, len(types))
+	for i, ts := range types {
+		subs[i] = subscribeFromZero(t, s, ts...)
+	}
+	var writers sync.WaitGroup
+	for w := range 2 {
+		writers.Go(func() {
+			for i := range 20 {
+				appendTyped(t, s, fmt.Sprintf("w%d-invoice-%d", w, i), events.TypeInvoiceDrafted, 300)
+				appendTyped(t, s, fmt.Sprintf("w%d-customer-%d", w, i), events.TypeCustomerCreated, 1+i%3)
+			}
+		})
+	}
+	writers.Wait()
+	end := appendTyped(t, s, "company-last", events.TypeCompanyCreated, 1)
+	var readers sync.WaitGroup
+	got := make([][]events.RecordedEvent, len(types))
+	for i := range types {
+		readers.Go(func() { got[i] = drainUntil(t, subs[i], end, time.Duration(i)*time.Millisecond) })
+	}
+	readers.Wait()
+	for i, ts := range types {
+		if diff := deliveryDiff(keptOf(got[i], ts), keptOf(ownPages(t, s, ts, end), ts)); diff != "" {
+			t.Errorf("subscription to %v: %s", ts, diff)
+		}
+	}
+}
+
+// keptOf are the events of types in evs: what a subscription to them
+// delivers with payloads, whatever the pages' bounds (which differ between
+// a catch-up under appends and reads after them).
+func keptOf(evs []events.RecordedEvent, types []string) []events.RecordedEvent {
+	var out []events.RecordedEvent
+	for _, ev := range evs {
+		if slices.Contains(types, ev.Type) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
 // A sparse page holds the payloads of the types its convoy's readers had
 // when it was claimed: a subscription of another type does not take it
 // (that would skip its events) but reads its own, for its own types.
