@@ -192,33 +192,13 @@ func TestCatchingUpSubscriptionsShareFullPages(t *testing.T) {
 		appendTyped(t, s, fmt.Sprintf("issue-%d", i), events.TypeInvoiceIssued, 5)
 		end = appendTyped(t, s, fmt.Sprintf("company-%d", i), events.TypeCompanyCreated, 5)
 	}
-	readers := []struct {
-		types []string
-		pause time.Duration // every 100 events
-	}{
+	readers := []shareReader{
 		{nil, 0},
 		{[]string{events.TypeInvoiceDrafted, events.TypeInvoiceIssued}, 2 * time.Millisecond},
 		{[]string{events.TypeInvoiceDrafted}, 5 * time.Millisecond},
 		{[]string{events.TypeCompanyCreated}, 0},
 	}
-	var want [][]events.RecordedEvent
-	for _, r := range readers {
-		want = append(want, ownPages(t, s, r.types, end))
-	}
-	before := s.pageReads.Load()
-	got := make([][]events.RecordedEvent, len(readers))
-	var wg sync.WaitGroup
-	for i, r := range readers {
-		sub := subscribeFromZero(t, s, r.types...)
-		wg.Go(func() { got[i] = drainUntil(t, sub, end, r.pause) })
-	}
-	wg.Wait()
-	reads := s.pageReads.Load() - before
-	for i, r := range readers {
-		if diff := deliveryDiff(got[i], want[i]); diff != "" {
-			t.Errorf("subscription to %v: %s", r.types, diff)
-		}
-	}
+	reads := drainTogether(t, s, readers, end)
 	// Alone, the three that keep most events read 3 × 15 full pages; the
 	// one that keeps few reads its own 15 pages in the database. Each also
 	// reads the short last page, and the filtered ones their first for
@@ -244,33 +224,13 @@ func TestSparseSubscriptionsShareTheirScans(t *testing.T) {
 		appendTyped(t, s, fmt.Sprintf("customer-%d", i), events.TypeCustomerCreated, 5)
 		end = appendTyped(t, s, fmt.Sprintf("company-%d", i), events.TypeCompanyCreated, 5)
 	}
-	readers := []struct {
-		types []string
-		pause time.Duration // every 100 events
-	}{
+	readers := []shareReader{
 		{[]string{events.TypeCompanyCreated}, 0},
 		{[]string{events.TypeCustomerCreated}, 5 * time.Millisecond},
 		{[]string{events.TypeCompanyCreated, events.TypeCustomerCreated}, 2 * time.Millisecond},
 		{[]string{events.TypeCreditNoteIssued}, 0}, // none in the log: only the pages' last events
 	}
-	var want [][]events.RecordedEvent
-	for _, r := range readers {
-		want = append(want, ownPages(t, s, r.types, end))
-	}
-	before := s.pageReads.Load()
-	got := make([][]events.RecordedEvent, len(readers))
-	var wg sync.WaitGroup
-	for i, r := range readers {
-		sub := subscribeFromZero(t, s, r.types...)
-		wg.Go(func() { got[i] = drainUntil(t, sub, end, r.pause) })
-	}
-	wg.Wait()
-	reads := s.pageReads.Load() - before
-	for i, r := range readers {
-		if diff := deliveryDiff(got[i], want[i]); diff != "" {
-			t.Errorf("subscription to %v: %s", r.types, diff)
-		}
-	}
+	reads := drainTogether(t, s, readers, end)
 	// Alone, each reads the 15 full pages and the short last one: 64.
 	// Shared, the full pages are read once, but for a subscription that
 	// asks for a page read before it joined the convoy, without its types
@@ -385,6 +345,39 @@ func TestASparsePageIsTakenOnlyForTypesItHolds(t *testing.T) {
 			t.Errorf("covers(%v, %v) = %v", c.types, c.want, got)
 		}
 	}
+}
+
+// shareReader is a subscription of a share test: its types, and how long
+// it pauses every 100 events.
+type shareReader struct {
+	types []string
+	pause time.Duration
+}
+
+// drainTogether subscribes readers from the log's start at once, drains
+// each until end, checks that each delivered what its own page reads in
+// the database return, and returns how many pages they read.
+func drainTogether(t *testing.T, s *Store, readers []shareReader, end events.Position) int64 {
+	t.Helper()
+	var want [][]events.RecordedEvent
+	for _, r := range readers {
+		want = append(want, ownPages(t, s, r.types, end))
+	}
+	before := s.pageReads.Load()
+	got := make([][]events.RecordedEvent, len(readers))
+	var wg sync.WaitGroup
+	for i, r := range readers {
+		sub := subscribeFromZero(t, s, r.types...)
+		wg.Go(func() { got[i] = drainUntil(t, sub, end, r.pause) })
+	}
+	wg.Wait()
+	reads := s.pageReads.Load() - before
+	for i, r := range readers {
+		if diff := deliveryDiff(got[i], want[i]); diff != "" {
+			t.Errorf("subscription to %v: %s", r.types, diff)
+		}
+	}
+	return reads
 }
 
 // A subscription that is not drained (its projection stuck) does not hold
