@@ -171,6 +171,17 @@ type SkippingReader interface {
 	ReadAllOf(ctx context.Context, from Position, max int, payloadsOf ...string) (page []RecordedEvent, scanned int, err error)
 }
 
+// ReadAllOf reads the page after from as a reader of payloadsOf: with s's
+// ReadAllOf when s is a SkippingReader, else with ReadAll, every event
+// counted as scanned.
+func ReadAllOf(ctx context.Context, s Store, from Position, max int, payloadsOf ...string) ([]RecordedEvent, int, error) {
+	if r, ok := s.(SkippingReader); ok {
+		return r.ReadAllOf(ctx, from, max, payloadsOf...)
+	}
+	page, err := s.ReadAll(ctx, from, max)
+	return page, len(page), err
+}
+
 // Subscription is a running catch-up subscription.
 type Subscription interface {
 	// Events delivers events in global order. It is closed when the

@@ -142,11 +142,7 @@ func (b *Rebuilder) readPage(ctx context.Context, p Projection, pos events.Posit
 // read reads the page after pos, with the payloads p handles, and how
 // many events of the log it passed.
 func (b *Rebuilder) read(ctx context.Context, p Projection, pos events.Position) ([]events.RecordedEvent, int, error) {
-	if s, ok := b.Store.(events.SkippingReader); ok {
-		return s.ReadAllOf(ctx, pos, b.batchSize(), handledTypes(p)...)
-	}
-	page, err := b.Store.ReadAll(ctx, pos, b.batchSize())
-	return page, len(page), err
+	return events.ReadAllOf(ctx, b.Store, pos, b.batchSize(), handledTypes(p)...)
 }
 
 // applyPage writes one page of events as a batch and reports progress;

@@ -169,12 +169,7 @@ func (s *instrumentedStore) ReadAll(ctx context.Context, from events.Position, m
 // events.SkippingReader), so that a rebuild through the decorator skips as
 // it would without it; otherwise it reads every payload with ReadAll.
 func (s *instrumentedStore) ReadAllOf(ctx context.Context, from events.Position, max int, payloadsOf ...string) ([]events.RecordedEvent, int, error) {
-	r, ok := s.inner.(events.SkippingReader)
-	if !ok {
-		evs, err := s.ReadAll(ctx, from, max)
-		return evs, len(evs), err
-	}
-	evs, scanned, err := r.ReadAllOf(ctx, from, max, payloadsOf...)
+	evs, scanned, err := events.ReadAllOf(ctx, s.inner, from, max, payloadsOf...)
 	s.unavailable(opReadAll, err)
 	return evs, scanned, err
 }
