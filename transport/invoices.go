@@ -82,7 +82,7 @@ func (s *server) listInvoices(w http.ResponseWriter, r *http.Request) error {
 	if err := s.listedCompanyExists(r, companyID, len(page.Items), err); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, appendedList[invoiceSummaryJSON](list(page, invoiceSummaryFromQuery)))
+	writeJSON(w, http.StatusOK, appendedList[query.InvoiceSummary, invoiceSummaryJSON]{page, invoiceSummaryFromQuery})
 	return nil
 }
 

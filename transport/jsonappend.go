@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/query"
 )
 
 // jsonAppender is a body that writes its own JSON: the invoice forms and
@@ -95,6 +96,13 @@ func appendNullableString(b []byte, s *string) []byte {
 	return appendString(b, *s)
 }
 
+func appendNullableTime(b []byte, t *apiTime) []byte {
+	if t == nil {
+		return append(b, "null"...)
+	}
+	return t.appendJSON(b)
+}
+
 // appendField appends `,"name":` (without the comma for the first field).
 func appendField(b []byte, name string) []byte {
 	if b[len(b)-1] != '{' {
@@ -118,7 +126,7 @@ func (i invoiceSummaryJSON) appendFields(b []byte) []byte {
 	b = appendString(appendField(b, "currency"), i.Currency)
 	b = appendString(appendField(b, "issue_date"), i.IssueDate)
 	b = appendNullableString(appendField(b, "due_date"), i.DueDate)
-	b = appendNullableString(appendField(b, "issued_at"), i.IssuedAt)
+	b = appendNullableTime(appendField(b, "issued_at"), i.IssuedAt)
 	b = appendNullableString(appendField(b, "number"), i.Number)
 	b = appendString(appendField(b, "status"), i.Status)
 	b = strconv.AppendInt(appendField(b, "subtotal_minor"), i.SubtotalMinor, 10)
@@ -129,11 +137,11 @@ func (i invoiceSummaryJSON) appendFields(b []byte) []byte {
 	b = strconv.AppendInt(appendField(b, "amount_due_minor"), i.AmountDueMinor, 10)
 	b = strconv.AppendInt(appendField(b, "amount_refundable_minor"), i.AmountRefundableMinor, 10)
 	b = appendString(appendField(b, "payment_status"), i.PaymentStatus)
-	b = appendString(appendField(b, "created_at"), i.CreatedAt)
-	b = appendString(appendField(b, "updated_at"), i.UpdatedAt)
+	b = i.CreatedAt.appendJSON(appendField(b, "created_at"))
+	b = i.UpdatedAt.appendJSON(appendField(b, "updated_at"))
 	b = strconv.AppendInt(appendField(b, "version"), int64(i.Version), 10)
 	b = appendNullableString(appendField(b, "void_reason"), i.VoidReason)
-	b = appendNullableString(appendField(b, "voided_at"), i.VoidedAt)
+	b = appendNullableTime(appendField(b, "voided_at"), i.VoidedAt)
 	if i.ExternalReference != "" {
 		b = appendString(appendField(b, "external_reference"), i.ExternalReference)
 	}
@@ -194,22 +202,27 @@ func (d documentFields) appendFields(b []byte) []byte {
 
 // appendedList is a list whose items append themselves: the invoice list.
 // (The other lists stay with encoding/json: appendValue's fallback per item
-// would cost more than one encoder for the whole list.)
-type appendedList[T jsonAppender] listJSON[T]
+// would cost more than one encoder for the whole list.) Each item is
+// rendered from the query's as it is appended (render), so that the page's
+// rendered items, a hundred structs of strings, are never held together.
+type appendedList[S any, T jsonAppender] struct {
+	page   query.Page[S]
+	render func(S) T
+}
 
 // summaryBytes is about what an invoice summary takes in a list, so that a
 // list's body is sized once.
 const summaryBytes = 768
 
-func (l appendedList[T]) appendJSON(b []byte) []byte {
-	b = slices.Grow(b, len(l.Data)*summaryBytes+64)
+func (l appendedList[S, T]) appendJSON(b []byte) []byte {
+	b = slices.Grow(b, len(l.page.Items)*summaryBytes+64)
 	b = append(b, `{"data":[`...)
-	for n := range l.Data {
+	for n := range l.page.Items {
 		if n > 0 {
 			b = append(b, ',')
 		}
-		b = l.Data[n].appendJSON(b)
+		b = l.render(l.page.Items[n]).appendJSON(b)
 	}
 	b = append(b, `],"pagination":{"next_cursor":`...)
-	return append(appendNullableString(b, l.Pagination.NextCursor), "}}"...)
+	return append(appendNullableString(b, pagination(l.page.NextCursor).NextCursor), "}}"...)
 }

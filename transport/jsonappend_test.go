@@ -6,8 +6,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/query"
 )
 
 // encoded is what writeJSON's encoder writes for v, without the newline.
@@ -23,11 +25,20 @@ func encoded(t testing.TB, v any) []byte {
 
 // fill sets every field of the struct v points to, by reflection, so that a
 // field added to the type without its appender line fails the comparison:
-// strings from s (pointers to them), integers from n. Fields of type any are
-// left to the caller.
+// strings from s (pointers to them), integers and timestamps (sampleTime)
+// from n. Fields of type any are left to the caller.
 func fill(v reflect.Value, s string, n int64) {
 	for i := range v.NumField() {
 		f := v.Field(i)
+		switch {
+		case f.Type() == apiTimeType:
+			f.Set(reflect.ValueOf(sampleTime(n)))
+			continue
+		case f.Type() == reflect.PointerTo(apiTimeType):
+			at := sampleTime(n)
+			f.Set(reflect.ValueOf(&at))
+			continue
+		}
 		switch f.Kind() {
 		case reflect.Struct:
 			fill(f, s, n)
@@ -47,6 +58,14 @@ func fill(v reflect.Value, s string, n int64) {
 	}
 }
 
+var apiTimeType = reflect.TypeFor[apiTime]()
+
+// sampleTime is a time n makes, in a zone other than UTC and with
+// nanoseconds, which a timestamp writes in UTC as they are.
+func sampleTime(n int64) apiTime {
+	return apiTime(time.Unix(n%(1<<33), n%1e9).In(time.FixedZone("UTC+5:30", 5*3600+1800)))
+}
+
 func sampleInvoice(t testing.TB, s string, n int64) invoiceJSON {
 	var inv invoiceJSON
 	fill(reflect.ValueOf(&inv).Elem(), s, n)
@@ -60,23 +79,29 @@ func sampleInvoice(t testing.TB, s string, n int64) invoiceJSON {
 	return inv
 }
 
+// summaries is the invoice list's appender over items already rendered.
+func summaries(page query.Page[invoiceSummaryJSON]) appendedList[invoiceSummaryJSON, invoiceSummaryJSON] {
+	return appendedList[invoiceSummaryJSON, invoiceSummaryJSON]{page, same}
+}
+
+func same(s invoiceSummaryJSON) invoiceSummaryJSON { return s }
+
 func checkAppenders(t testing.TB, s string, n int64) {
 	inv := sampleInvoice(t, s, n)
-	empty := invoiceJSON{Customer: json.RawMessage(nil), Lines: []events.InvoiceLine{{Description: s}}}
-	empty.TaxBreakdown = []events.TaxBreakdown{}
-	cursor := "c" + s
+	bare := invoiceJSON{Customer: json.RawMessage(nil), Lines: []events.InvoiceLine{{Description: s}}}
+	bare.TaxBreakdown = []events.TaxBreakdown{}
+	full := query.Page[invoiceSummaryJSON]{Items: []invoiceSummaryJSON{inv.invoiceSummaryJSON, {}}}
+	empty := query.Page[invoiceSummaryJSON]{Items: []invoiceSummaryJSON{}, NextCursor: "c" + s}
 	for _, tc := range []struct {
 		name string
 		a    jsonAppender
 		v    any
 	}{
 		{"invoice", inv, inv},
-		{"invoice with every optional field empty", empty, empty},
+		{"invoice with every optional field empty", bare, bare},
 		{"summary", inv.invoiceSummaryJSON, inv.invoiceSummaryJSON},
-		{"list", appendedList[invoiceSummaryJSON]{Data: []invoiceSummaryJSON{inv.invoiceSummaryJSON, {}}},
-			listJSON[invoiceSummaryJSON]{Data: []invoiceSummaryJSON{inv.invoiceSummaryJSON, {}}}},
-		{"empty list with a cursor", appendedList[invoiceSummaryJSON]{Data: []invoiceSummaryJSON{}, Pagination: paginationJSON{&cursor}},
-			listJSON[invoiceSummaryJSON]{Data: []invoiceSummaryJSON{}, Pagination: paginationJSON{&cursor}}},
+		{"list", summaries(full), list(full, same)},
+		{"empty list with a cursor", summaries(empty), list(empty, same)},
 	} {
 		got, want := tc.a.appendJSON(nil), encoded(t, tc.v)
 		if !bytes.Equal(got, want) {
@@ -137,4 +162,30 @@ func BenchmarkAppendString(b *testing.B) {
 func FuzzAppendersWriteWhatEncodingJSONWrites(f *testing.F) {
 	f.Add("Müller\u2028\"\\\x00", int64(42))
 	f.Fuzz(func(t *testing.T, s string, n int64) { checkAppenders(t, s, n) })
+}
+
+// A timestamp is written in UTC with the fraction it holds and no more,
+// whether a body appends it (apiTime) or renders it as a string
+// (timestamp); a nullable one is null when unset.
+func TestTimestampsAreUTCWithTheirFraction(t *testing.T) {
+	india := time.FixedZone("UTC+5:30", 5*3600+1800)
+	for _, tc := range []struct {
+		in   time.Time
+		want string
+	}{
+		{time.Date(2026, 3, 1, 9, 30, 15, 123456000, india), "2026-03-01T04:00:15.123456Z"},
+		{time.Date(2026, 3, 1, 9, 30, 15, 0, time.UTC), "2026-03-01T09:30:15Z"},
+		{time.Date(2026, 12, 31, 23, 59, 59, 100000000, time.FixedZone("", -3600)), "2027-01-01T00:59:59.1Z"},
+	} {
+		at := apiTime(tc.in)
+		if got := string(appendNullableTime(nil, &at)); got != `"`+tc.want+`"` {
+			t.Errorf("apiTime(%v) = %s, want %q", tc.in, got, tc.want)
+		}
+		if got := timestamp(tc.in); got != tc.want {
+			t.Errorf("timestamp(%v) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	if got := string(appendNullableTime(nil, nil)); got != "null" {
+		t.Errorf("an unset timestamp = %s, want null", got)
+	}
 }

@@ -14,8 +14,24 @@ import (
 
 // timestamp renders UTC RFC 3339 with the microseconds the event holds.
 func timestamp(t time.Time) string {
-	return t.UTC().Format(time.RFC3339Nano)
+	return string(appendTimestamp(make([]byte, 0, len(time.RFC3339Nano)), t))
 }
+
+func appendTimestamp(b []byte, t time.Time) []byte {
+	return t.UTC().AppendFormat(b, time.RFC3339Nano)
+}
+
+// apiTime is a timestamp held as a time and written as timestamp writes it,
+// when the body is appended: a list of 100 invoices made a string for each
+// of up to four timestamps a row, and a pointer to each nullable one.
+type apiTime time.Time
+
+func (t apiTime) appendJSON(b []byte) []byte {
+	return append(appendTimestamp(append(b, '"'), time.Time(t)), '"')
+}
+
+// MarshalJSON writes what appendJSON writes, for encoding/json.
+func (t apiTime) MarshalJSON() ([]byte, error) { return t.appendJSON(nil), nil }
 
 func nullableTimestamp(t *time.Time) *string {
 	if t == nil {
@@ -126,8 +142,15 @@ func list[S, T any](page query.Page[S], render func(S) T) listJSON[T] {
 	for _, item := range page.Items {
 		out.Data = append(out.Data, render(item))
 	}
-	if page.NextCursor != "" {
-		out.Pagination.NextCursor = &page.NextCursor
-	}
+	out.Pagination = pagination(page.NextCursor)
 	return out
+}
+
+// pagination is a list's pagination member: next is "" on the last page,
+// which the API writes as null.
+func pagination(next string) paginationJSON {
+	if next == "" {
+		return paginationJSON{}
+	}
+	return paginationJSON{NextCursor: &next}
 }

@@ -53,31 +53,31 @@ func customerFromQuery(c query.Customer) customerJSON {
 
 // invoiceSummaryJSON is the list form: exactly the spec's summary fields.
 type invoiceSummaryJSON struct {
-	ID            string  `json:"id"`
-	CompanyID     string  `json:"company_id"`
-	CustomerID    string  `json:"customer_id"`
-	CustomerName  string  `json:"customer_name"`
-	Currency      string  `json:"currency"`
-	IssueDate     string  `json:"issue_date"`
-	DueDate       *string `json:"due_date"`
-	IssuedAt      *string `json:"issued_at"`
-	Number        *string `json:"number"`
-	Status        string  `json:"status"`
-	SubtotalMinor int64   `json:"subtotal_minor"`
-	TaxMinor      int64   `json:"tax_minor"`
-	TotalMinor    int64   `json:"total_minor"`
+	ID            string   `json:"id"`
+	CompanyID     string   `json:"company_id"`
+	CustomerID    string   `json:"customer_id"`
+	CustomerName  string   `json:"customer_name"`
+	Currency      string   `json:"currency"`
+	IssueDate     string   `json:"issue_date"`
+	DueDate       *string  `json:"due_date"`
+	IssuedAt      *apiTime `json:"issued_at"`
+	Number        *string  `json:"number"`
+	Status        string   `json:"status"`
+	SubtotalMinor int64    `json:"subtotal_minor"`
+	TaxMinor      int64    `json:"tax_minor"`
+	TotalMinor    int64    `json:"total_minor"`
 	// The settlement (events.Settlement).
-	AmountCreditedMinor   int64   `json:"amount_credited_minor"`
-	AmountPaidMinor       int64   `json:"amount_paid_minor"`
-	AmountDueMinor        int64   `json:"amount_due_minor"`
-	AmountRefundableMinor int64   `json:"amount_refundable_minor"`
-	PaymentStatus         string  `json:"payment_status"`
-	CreatedAt             string  `json:"created_at"`
-	UpdatedAt             string  `json:"updated_at"`
-	Version               int     `json:"version"`
-	VoidReason            *string `json:"void_reason"`
-	VoidedAt              *string `json:"voided_at"`
-	ExternalReference     string  `json:"external_reference,omitempty"`
+	AmountCreditedMinor   int64    `json:"amount_credited_minor"`
+	AmountPaidMinor       int64    `json:"amount_paid_minor"`
+	AmountDueMinor        int64    `json:"amount_due_minor"`
+	AmountRefundableMinor int64    `json:"amount_refundable_minor"`
+	PaymentStatus         string   `json:"payment_status"`
+	CreatedAt             apiTime  `json:"created_at"`
+	UpdatedAt             apiTime  `json:"updated_at"`
+	Version               int      `json:"version"`
+	VoidReason            *string  `json:"void_reason"`
+	VoidedAt              *apiTime `json:"voided_at"`
+	ExternalReference     string   `json:"external_reference,omitempty"`
 }
 
 // invoiceJSON is the full form. Customer, Issuer and Lines hold the events'
@@ -162,10 +162,10 @@ func invoiceFromState(inv events.Invoice) invoiceJSON {
 		invoiceSummaryJSON: invoiceSummaryJSON{
 			ID: e.InvoiceID, CompanyID: e.CompanyID, CustomerID: e.CustomerID, CustomerName: e.CustomerName,
 			Currency: e.Currency, IssueDate: e.IssueDate, DueDate: optionalString(e.DueDate),
-			IssuedAt: nullableTimestamp(inv.IssuedAt), Number: optionalString(inv.Number), Status: inv.Status,
+			IssuedAt: (*apiTime)(inv.IssuedAt), Number: optionalString(inv.Number), Status: inv.Status,
 			SubtotalMinor: e.SubtotalMinor, TaxMinor: e.TaxMinor, TotalMinor: e.TotalMinor,
-			CreatedAt: timestamp(e.CreatedAt), UpdatedAt: timestamp(inv.UpdatedAt), Version: inv.Version,
-			VoidReason: optionalString(inv.VoidReason), VoidedAt: nullableTimestamp(inv.VoidedAt),
+			CreatedAt: apiTime(e.CreatedAt), UpdatedAt: apiTime(inv.UpdatedAt), Version: inv.Version,
+			VoidReason: optionalString(inv.VoidReason), VoidedAt: (*apiTime)(inv.VoidedAt),
 			ExternalReference: e.ExternalReference,
 		},
 		Customer: snapshotCustomer(e.Customer), Issuer: snapshotIssuer(e.Issuer), Language: e.Language,
@@ -179,10 +179,10 @@ func invoiceFromState(inv events.Invoice) invoiceJSON {
 func invoiceSummaryFromQuery(i query.InvoiceSummary) invoiceSummaryJSON {
 	out := invoiceSummaryJSON{
 		ID: i.ID, CompanyID: i.CompanyID, CustomerID: i.CustomerID, CustomerName: i.CustomerName,
-		Currency: i.Currency, IssueDate: i.IssueDate, DueDate: i.DueDate, IssuedAt: nullableTimestamp(i.IssuedAt),
+		Currency: i.Currency, IssueDate: i.IssueDate, DueDate: i.DueDate, IssuedAt: (*apiTime)(i.IssuedAt),
 		Number: i.Number, Status: i.Status, SubtotalMinor: i.SubtotalMinor, TaxMinor: i.TaxMinor,
-		TotalMinor: i.TotalMinor, CreatedAt: timestamp(i.CreatedAt), UpdatedAt: timestamp(i.UpdatedAt),
-		Version: i.Version, VoidReason: i.VoidReason, VoidedAt: nullableTimestamp(i.VoidedAt),
+		TotalMinor: i.TotalMinor, CreatedAt: apiTime(i.CreatedAt), UpdatedAt: apiTime(i.UpdatedAt),
+		Version: i.Version, VoidReason: i.VoidReason, VoidedAt: (*apiTime)(i.VoidedAt),
 		ExternalReference: i.ExternalReference,
 	}
 	out.withSettlement(events.Settlement{AmountCreditedMinor: i.AmountCreditedMinor, AmountPaidMinor: i.AmountPaidMinor,

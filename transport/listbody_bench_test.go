@@ -1,0 +1,41 @@
+package transport
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/invoicing/invoicing/query"
+)
+
+// discardWriter is a ResponseWriter that keeps nothing, so that a benchmark
+// measures the rendering and not a recorder's copy.
+type discardWriter struct{ h http.Header }
+
+func (d discardWriter) Header() http.Header         { return d.h }
+func (d discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (d discardWriter) WriteHeader(int)             {}
+
+// BenchmarkInvoiceListBody renders a page of 100 invoice summaries as
+// listInvoices does, from the query's items to the written body.
+func BenchmarkInvoiceListBody(b *testing.B) {
+	page := query.Page[query.InvoiceSummary]{NextCursor: "AgAAAAAAAAAKAAAAAAAAAAFxyz"}
+	created := time.Date(2026, 3, 1, 9, 30, 15, 123456000, time.UTC)
+	due, number := "2026-03-31", "INV-2026-000123"
+	for n := range 100 {
+		issued := created.Add(time.Duration(n) * time.Minute)
+		page.Items = append(page.Items, query.InvoiceSummary{
+			ID: "0190a0c0-0000-7000-8000-000000000003", CompanyID: "0190a0c0-0000-7000-8000-000000000001",
+			CustomerID: "0190a0c0-0000-7000-8000-000000000002", CustomerName: "Globex Corporation",
+			Currency: "EUR", IssueDate: "2026-03-01", DueDate: &due, IssuedAt: &issued, Number: &number,
+			Status: "issued", SubtotalMinor: 100000, TaxMinor: 19000, TotalMinor: 119000,
+			AmountDueMinor: 119000, PaymentStatus: "unpaid", CreatedAt: created, UpdatedAt: issued,
+			Version: 2, ExternalReference: "erp-1",
+		})
+	}
+	w := discardWriter{h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		writeJSON(w, http.StatusOK, appendedList[query.InvoiceSummary, invoiceSummaryJSON]{page, invoiceSummaryFromQuery})
+	}
+}
