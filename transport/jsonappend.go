@@ -161,9 +161,21 @@ func (i invoiceJSON) appendJSON(b []byte) []byte {
 			b = appendString(appendField(b, f.name), f.value)
 		}
 	}
-	b = documentFields(i.InvoiceDocumentFields).appendFields(b)
+	if i.documentJSON != nil {
+		b = appendMembers(b, i.documentJSON)
+	} else {
+		b = documentFields(i.InvoiceDocumentFields).appendFields(b)
+	}
 	// Payments are few and only in the full form: encoding/json's.
 	return append(appendValue(appendField(b, "payments"), i.Payments), '}')
+}
+
+// appendMembers appends the members of the JSON object obj, after others.
+func appendMembers(b []byte, obj json.RawMessage) []byte {
+	if members := obj[1 : len(obj)-1]; len(members) > 0 {
+		b = append(append(b, ','), members...)
+	}
+	return b
 }
 
 // documentFields appends the document terms and the VAT breakdown, in

@@ -79,6 +79,14 @@ func sampleInvoice(t testing.TB, s string, n int64) invoiceJSON {
 	return inv
 }
 
+// stored is inv as a get reads it: its document fields as the projection
+// stores them, the JSON of events.InvoiceDocumentFields (documentJSON).
+func stored(t testing.TB, inv invoiceJSON) invoiceJSON {
+	inv.documentJSON = encoded(t, inv.InvoiceDocumentFields)
+	inv.InvoiceDocumentFields = events.InvoiceDocumentFields{}
+	return inv
+}
+
 // summaries is the invoice list's appender over items already rendered.
 func summaries(page query.Page[invoiceSummaryJSON]) appendedList[invoiceSummaryJSON, invoiceSummaryJSON] {
 	return appendedList[invoiceSummaryJSON, invoiceSummaryJSON]{page, same}
@@ -99,6 +107,8 @@ func checkAppenders(t testing.TB, s string, n int64) {
 	}{
 		{"invoice", inv, inv},
 		{"invoice with every optional field empty", bare, bare},
+		{"invoice read with its stored document fields", stored(t, inv), inv},
+		{"invoice read with every optional field empty", stored(t, bare), bare},
 		{"summary", inv.invoiceSummaryJSON, inv.invoiceSummaryJSON},
 		{"list", summaries(full), list(full, same)},
 		{"empty list with a cursor", summaries(empty), list(empty, same)},

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -37,5 +38,33 @@ func BenchmarkInvoiceListBody(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		writeJSON(w, http.StatusOK, appendedList[query.InvoiceSummary, invoiceSummaryJSON]{page, invoiceSummaryFromQuery})
+	}
+}
+
+// BenchmarkInvoiceBody renders an invoice as getInvoice does, from the
+// query's invoice to the written body.
+func BenchmarkInvoiceBody(b *testing.B) {
+	created := time.Date(2026, 3, 1, 9, 30, 15, 123456000, time.UTC)
+	snapshot := json.RawMessage(`{"name":"Globex Corporation","address":{"line_1":"1 Main St","city":"Springfield","postal_code":"12345","country_code":"US"},"identifiers":[]}`)
+	inv := query.Invoice{
+		InvoiceSummary: query.InvoiceSummary{ID: "0190a0c0-0000-7000-8000-000000000003",
+			CompanyID: "0190a0c0-0000-7000-8000-000000000001", CustomerID: "0190a0c0-0000-7000-8000-000000000002",
+			CustomerName: "Globex Corporation", Currency: "EUR", IssueDate: "2026-03-01", Status: "draft",
+			SubtotalMinor: 100000, TaxMinor: 19000, TotalMinor: 119000, AmountDueMinor: 119000,
+			PaymentStatus: "unpaid", CreatedAt: created, UpdatedAt: created, Version: 1},
+		Customer: snapshot, Issuer: snapshot, Language: "en",
+		Lines: json.RawMessage(`[{"description":"Consulting","quantity":"10","unit_price_minor":10000,"tax_rate_bps":1900}]`),
+		Document: json.RawMessage(`{"buyer_reference":"PO-7","delivery_date":"2026-02-28",` +
+			`"delivery_address":{"line_1":"2 Dock Rd","city":"Springfield","postal_code":"12345","country_code":"US"},` +
+			`"tax_breakdown":[{"tax_category":"S","tax_rate_bps":1900,"taxable_amount_minor":100000,"tax_amount_minor":19000}]}`),
+	}
+	w := discardWriter{h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := invoiceFromQuery(inv)
+		if err != nil {
+			b.Fatal(err)
+		}
+		writeJSON(w, http.StatusOK, out)
 	}
 }
