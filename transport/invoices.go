@@ -82,8 +82,13 @@ func (s *server) listInvoices(w http.ResponseWriter, r *http.Request) error {
 	if err := s.listedCompanyExists(r, companyID, len(page.Items), err); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, appendedList[query.InvoiceSummary, invoiceSummaryJSON]{page, invoiceSummaryFromQuery})
+	s.writeInvoiceList(w, page)
 	return nil
+}
+
+func (s *server) writeInvoiceList(w http.ResponseWriter, page query.Page[query.InvoiceSummary]) {
+	list := appendedList[query.InvoiceSummary, invoiceSummaryJSON]{page, invoiceSummaryFromQuery}
+	s.bodies.put(writeJSONInto(w, http.StatusOK, list, s.bodies.get()))
 }
 
 func (s *server) issueInvoice(w http.ResponseWriter, r *http.Request) error {

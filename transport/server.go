@@ -59,6 +59,7 @@ type Config struct {
 type server struct {
 	Config
 	logger *slog.Logger
+	bodies bodyBuffers
 }
 
 // NewHandler returns the service's HTTP handler.

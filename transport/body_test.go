@@ -3,6 +3,8 @@ package transport
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 
@@ -35,9 +37,10 @@ func BenchmarkInvoiceListBody(b *testing.B) {
 		})
 	}
 	w := discardWriter{h: http.Header{}}
+	var s server
 	b.ReportAllocs()
 	for b.Loop() {
-		writeJSON(w, http.StatusOK, appendedList[query.InvoiceSummary, invoiceSummaryJSON]{page, invoiceSummaryFromQuery})
+		s.writeInvoiceList(w, page)
 	}
 }
 
@@ -66,5 +69,27 @@ func BenchmarkInvoiceBody(b *testing.B) {
 			b.Fatal(err)
 		}
 		writeJSON(w, http.StatusOK, out)
+	}
+}
+
+// A list written into a kept buffer is the list alone, whatever longer
+// list the buffer held before, and its Content-Length is its own.
+func TestAKeptBodyBufferHoldsOnlyItsList(t *testing.T) {
+	var s server
+	long := query.Page[query.InvoiceSummary]{NextCursor: "next"}
+	for range 40 {
+		long.Items = append(long.Items, query.InvoiceSummary{ID: "a-long-id", CustomerName: "a long customer name"})
+	}
+	short := query.Page[query.InvoiceSummary]{Items: []query.InvoiceSummary{{ID: "short"}}}
+	for _, page := range []query.Page[query.InvoiceSummary]{long, short, long, short} {
+		kept, fresh := httptest.NewRecorder(), httptest.NewRecorder()
+		s.writeInvoiceList(kept, page)
+		writeJSON(fresh, http.StatusOK, list(page, invoiceSummaryFromQuery))
+		if kept.Body.String() != fresh.Body.String() {
+			t.Fatalf("a list of %d from a kept buffer:\n%s\nwant\n%s", len(page.Items), kept.Body, fresh.Body)
+		}
+		if got, want := kept.Header().Get("Content-Length"), strconv.Itoa(kept.Body.Len()); got != want {
+			t.Fatalf("Content-Length %s for a body of %s bytes", got, want)
+		}
 	}
 }
