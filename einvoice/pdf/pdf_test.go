@@ -2,7 +2,10 @@ package pdf
 
 import (
 	"bytes"
+	"compress/zlib"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -562,4 +565,41 @@ func TestPaidInvoice(t *testing.T) {
 	if !strings.Contains(got, "Amount due EUR 0.00") || strings.Contains(got, "Please pay") {
 		t.Errorf("a paid invoice:\n%s", got)
 	}
+}
+
+// A deflater's writers are reused across streams and goroutines: each
+// stream inflates to its own input, however many deflate at once (more
+// than keptWriters, so that some writers are made and dropped).
+func TestDeflaterStreamsInflateToTheirInput(t *testing.T) {
+	d := newDeflater()
+	errs := make(chan error, 3*keptWriters)
+	for g := range cap(errs) {
+		go func() {
+			var err error
+			for n := range 20 {
+				in := bytes.Repeat([]byte(fmt.Sprintf("stream %d.%d ", g, n)), 50*(n+1))
+				var out []byte
+				if out, err = inflate(d.deflate(in)); err == nil && !bytes.Equal(out, in) {
+					err = fmt.Errorf("stream %d.%d inflates to %d bytes, not its %d", g, n, len(out), len(in))
+				}
+				if err != nil {
+					break
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func inflate(b []byte) ([]byte, error) {
+	zr, err := zlib.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
 }

@@ -7,9 +7,9 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
-	"sync"
 	"unicode/utf16"
 )
 
@@ -236,26 +236,46 @@ func isDay(s string) bool {
 
 // deflater compresses streams with reused zlib writers (BestSpeed): a new
 // one allocates about a megabyte, which was most of what a PDF's
-// compression cost. A Renderer has one; it is safe for concurrent use.
+// compression cost. The writers are kept in a free list of their own, not
+// a sync.Pool, which drops what it holds at every other collection: a
+// render allocates megabytes (go-pdf/fpdf's font work), so the pool was
+// emptied every few renders and its writers made again, a quarter of the
+// bytes a render allocated. A Renderer has one; it is safe for concurrent
+// use.
 type deflater struct {
-	writers sync.Pool
+	writers chan *zlib.Writer
 }
 
+// keptWriters is how many idle writers a deflater keeps: renders at once
+// beyond it make a writer and drop it.
+const keptWriters = 4
+
 func newDeflater() *deflater {
-	return &deflater{writers: sync.Pool{New: func() any {
-		zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed) // a valid level: no error
-		return zw
-	}}}
+	return &deflater{writers: make(chan *zlib.Writer, keptWriters)}
 }
 
 // deflate compresses data; compress/zlib writing to memory cannot fail.
 func (d *deflater) deflate(data []byte) []byte {
 	var b bytes.Buffer
 	b.Grow(len(data)/2 + 64)
-	zw := d.writers.Get().(*zlib.Writer)
-	zw.Reset(&b)
+	zw := d.writer(&b)
 	_, _ = zw.Write(data)
 	_ = zw.Close()
-	d.writers.Put(zw)
+	select {
+	case d.writers <- zw:
+	default: // keptWriters are idle already
+	}
 	return b.Bytes()
+}
+
+// writer is an idle writer reset to write to w, else a new one.
+func (d *deflater) writer(w io.Writer) *zlib.Writer {
+	select {
+	case zw := <-d.writers:
+		zw.Reset(w)
+		return zw
+	default:
+		zw, _ := zlib.NewWriterLevel(w, zlib.BestSpeed) // a valid level: no error
+		return zw
+	}
 }
