@@ -97,7 +97,8 @@ type invoiceJSON struct {
 	Terms                  string `json:"terms,omitempty"`
 	// The document terms (all optional) and the VAT breakdown; or, read
 	// from the read model, their rendering as a JSON object (documentJSON),
-	// whose members are written as they are.
+	// whose members appendJSON writes as they are (encoding/json would
+	// not: an invoice read from a query is written by appendJSON only).
 	events.InvoiceDocumentFields
 	documentJSON json.RawMessage
 	Payments     []paymentJSON `json:"payments"`
