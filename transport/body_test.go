@@ -2,6 +2,7 @@ package transport
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -90,6 +91,38 @@ func TestAKeptBodyBufferHoldsOnlyItsList(t *testing.T) {
 		}
 		if got, want := kept.Header().Get("Content-Length"), strconv.Itoa(kept.Body.Len()); got != want {
 			t.Fatalf("Content-Length %s for a body of %s bytes", got, want)
+		}
+	}
+}
+
+// Lists written at once through one server's kept buffers are each their
+// own list (run with -race: a buffer handed to two lists is a race).
+func TestListsWrittenAtOnceKeepTheirOwnBodies(t *testing.T) {
+	var s server
+	errs := make(chan error, 8)
+	for g := range cap(errs) {
+		page := query.Page[query.InvoiceSummary]{}
+		for n := range 10 + 7*g {
+			page.Items = append(page.Items, query.InvoiceSummary{ID: strconv.Itoa(g), Version: n})
+		}
+		fresh := httptest.NewRecorder()
+		writeJSON(fresh, http.StatusOK, list(page, invoiceSummaryFromQuery))
+		go func() {
+			var err error
+			for range 50 {
+				kept := httptest.NewRecorder()
+				s.writeInvoiceList(kept, page)
+				if kept.Body.String() != fresh.Body.String() {
+					err = fmt.Errorf("list %d: a body of %d bytes, want %d", g, kept.Body.Len(), fresh.Body.Len())
+					break
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Error(err)
 		}
 	}
 }
