@@ -124,11 +124,13 @@ type bodyBuffers struct{ pool sync.Pool }
 // may hold with long strings in them is not kept for the next.
 const maxKeptBody = 256 << 10
 
+// get is a kept buffer, emptied; nil when none is kept, and the list then
+// sizes its own (appendedList).
 func (b *bodyBuffers) get() []byte {
 	if buf, ok := b.pool.Get().(*[]byte); ok {
 		return (*buf)[:0]
 	}
-	return make([]byte, 0, 128<<10)
+	return nil
 }
 
 func (b *bodyBuffers) put(buf []byte) {
