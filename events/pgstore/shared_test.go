@@ -201,8 +201,10 @@ func TestCatchingUpSubscriptionsShareFullPages(t *testing.T) {
 	reads := drainTogether(t, s, readers, end)
 	// Alone, the three that keep most events read 3 × 15 full pages; the
 	// one that keeps few reads its own 15 pages in the database. Each also
-	// reads the short last page, and the filtered ones their first for
-	// themselves: 40–43 reads in all with the convoy, 57–58 without it
+	// reads the short last page: 37 reads in all with the convoy, which
+	// all four start in (40–43 when the filtered ones started in the
+	// sparse one and read their first page for themselves, and 51–53 in
+	// the runs where they joined the dense one too late), 55–58 without it
 	// (patience 1 ns), 69 when each read for itself.
 	if limit := int64(3*fullPages + 4); reads > limit {
 		t.Errorf("%d page reads for %d full pages read by four subscriptions, want at most %d", reads, fullPages, limit)
@@ -491,4 +493,33 @@ func deliveryDiff(got, want []events.RecordedEvent) string {
 		return fmt.Sprintf("%d events, want %d", len(got), len(want))
 	}
 	return ""
+}
+
+// A subscription starts in the dense convoy; its first page tells where
+// it goes: a full page by what it kept, a short one (a subscription at the
+// log's tail) sends a filtered subscription to the sparse convoy as
+// before. After that only full pages tell.
+func TestTheFirstPageTellsASubscriptionsConvoy(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		payloadsOf []string
+		pages      [][2]int // kept, scanned
+		dense      bool
+	}{
+		{"every payload, a short page", nil, [][2]int{{3, 3}}, true},
+		{"filtered, keeps most of a full page", []string{"a"}, [][2]int{{PageSize, PageSize}}, true},
+		{"filtered, keeps few of a full page", []string{"a"}, [][2]int{{1, PageSize}}, false},
+		{"filtered, a short first page", []string{"a"}, [][2]int{{3, 3}}, false},
+		{"filtered, short pages after a dense full one", []string{"a"}, [][2]int{{PageSize, PageSize}, {0, 3}}, true},
+		{"filtered, a full page after short ones", []string{"a"}, [][2]int{{3, 3}, {3, 3}, {PageSize, PageSize}}, true},
+	} {
+		s := &Store{shared: newSharedPages(false, time.Second), sparse: newSharedPages(true, time.Second)}
+		sub := &subscription{payloadsOf: c.payloadsOf, dense: true}
+		for _, p := range c.pages {
+			sub.learn(s, p[0], p[1])
+		}
+		if sub.dense != c.dense {
+			t.Errorf("%s: dense %v, want %v", c.name, sub.dense, c.dense)
+		}
+	}
 }

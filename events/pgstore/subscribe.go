@@ -28,11 +28,17 @@ type subscription struct {
 	payloadList *string
 	// dense tells whether the subscription's last full page kept most of
 	// the events it scanned: it then reads the store's shared pages (see
-	// readPage).
-	dense bool
-	mu    sync.Mutex
-	err   error
-	done  chan struct{}
+	// readPage). Every subscription starts dense, so that subscriptions
+	// catching up from one place start in one convoy: a filtered one that
+	// started in the sparse convoy was no reader of the dense one yet,
+	// whose faster readers ran past pages it then read alone (four
+	// subscriptions over 15 full pages read 51-53 pages instead of 40 in
+	// some runs, 37 now). Its first page tells (told); a short one, as
+	// before, sends a filtered subscription to the sparse convoy.
+	dense, told bool
+	mu          sync.Mutex
+	err         error
+	done        chan struct{}
 }
 
 func (s *subscription) Events() <-chan events.RecordedEvent { return s.ch }
@@ -59,7 +65,7 @@ func (s *Store) SubscribeAll(ctx context.Context, from events.Position, payloads
 		s.startTail()
 	}
 	sub := &subscription{ch: make(chan events.RecordedEvent, PageSize), done: make(chan struct{}), payloadsOf: payloadsOf,
-		dense: payloadsOf == nil}
+		dense: true}
 	sub.payloadList = typeListOf(payloadsOf)
 	go sub.run(ctx, s, from)
 	return sub, nil
@@ -132,13 +138,15 @@ func (sub *subscription) readPage(ctx context.Context, s *Store, pos events.Posi
 }
 
 // learn sets dense from a page that kept kept of the scanned events; only
-// a full page tells. A subscription that changes leaves the convoy of the
-// shared pages it took until then.
+// a full page tells, or the first page (dense). A subscription that
+// changes leaves the convoy of the shared pages it took until then.
 func (sub *subscription) learn(s *Store, kept, scanned int) {
-	if scanned != PageSize || sub.payloadsOf == nil {
+	full := scanned == PageSize
+	if sub.payloadsOf == nil || (!full && sub.told) {
 		return
 	}
-	if dense := 2*kept > scanned; dense != sub.dense {
+	sub.told = true
+	if dense := full && 2*kept > scanned; dense != sub.dense {
 		sub.dense = dense
 		if dense {
 			s.sparse.leave(sub)
