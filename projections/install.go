@@ -45,15 +45,8 @@ func Install(ctx context.Context, pool *pgxpool.Pool, projs []Projection) (stale
 }
 
 // create runs the projection's schema in schema and records the version
-// when the tables are the live ones. It holds installLock: a schema may also
-// create what its tables share in public (the invoices' summary function),
-// and two CREATE OR REPLACE of one function at once fail ("tuple
-// concurrently updated") where a rebuild's, an audit's and an install's
-// schema meet.
+// when the tables are the live ones.
 func create(ctx context.Context, tx pgx.Tx, p Projection, schema string) error {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(installLock)); err != nil {
-		return err
-	}
 	if _, err := tx.Exec(ctx, "SET LOCAL search_path TO "+pgx.Identifier{schema}.Sanitize()); err != nil {
 		return err
 	}

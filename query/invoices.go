@@ -165,23 +165,12 @@ func fullForm(cols []column[InvoiceSummary]) []column[Invoice] {
 	return out
 }
 
-// listedFields are the list's columns: the row's key, then the summary that
-// the read model stores as the API renders it (invoices.summary, a column
-// generated from the row's: see projections/schema/invoices.sql). The 26
-// columns of summaryFields, written out by PostgreSQL and decoded and
-// rendered again here, were most of a list's cost on both sides.
-var listedFields = []column[json.RawMessage]{
-	{"position_hi", int8Binary, func(_ *json.RawMessage, k *rowKey) any { return &k.hi }},
-	{"position_lo", int8Binary, func(_ *json.RawMessage, k *rowKey) any { return &k.lo }},
-	{"summary", documentText, func(s *json.RawMessage, _ *rowKey) any { return (*[]byte)(s) }},
-}
-
 // What an invoice read needs, made from its columns.
 var (
-	listedColumns, fullColumns    = selectList(listedFields), selectList(invoiceFields)
-	listedTargets, invoiceTargets = scanTargets(listedFields), scanTargets(invoiceFields)
-	listedWire, invoiceWire       = wireLayout(listedFields), wireLayout(invoiceFields)
-	decodeListed, decodeInvoice   = wireDecoder(listedFields), wireDecoder(invoiceFields)
+	summaryColumns, fullColumns    = selectList(summaryFields), selectList(invoiceFields)
+	summaryTargets, invoiceTargets = scanTargets(summaryFields), scanTargets(invoiceFields)
+	summaryWire, invoiceWire       = wireLayout(summaryFields), wireLayout(invoiceFields)
+	decodeSummary, decodeInvoice   = wireDecoder(summaryFields), wireDecoder(invoiceFields)
 )
 
 func selectList[T any](cols []column[T]) string {
@@ -247,11 +236,9 @@ func invoiceByID(accountID, companyID, id string) statement {
 	return byID(fullColumns, "invoices", "account_id = $2 AND company_id = $3", id, accountID, companyID)
 }
 
-// Invoices lists a company's invoices in creation order, summary form: each
-// item is the invoice's summary as the API renders it, a JSON object, as the
-// read model stores it.
-func (s *Store) Invoices(ctx context.Context, accountID, companyID string, f InvoiceFilter, p PageRequest) (Page[json.RawMessage], error) {
-	return page(ctx, s.pool, scanListed, invoiceList(accountID, companyID, f), p)
+// Invoices lists a company's invoices in creation order, summary form.
+func (s *Store) Invoices(ctx context.Context, accountID, companyID string, f InvoiceFilter, p PageRequest) (Page[InvoiceSummary], error) {
+	return page(ctx, s.pool, scanSummaries, invoiceList(accountID, companyID, f), p)
 }
 
 // invoiceList is served by invoices_by_reference, _by_customer, _by_status
@@ -277,13 +264,13 @@ func invoiceList(accountID, companyID string, f InvoiceFilter) listing {
 			q.filter("customer_id", f.CustomerID)
 			q.filter("status", f.Status)
 			q.filter("payment_status", f.PaymentStatus)
-			return q.statement(listedColumns, "invoices", after, limit)
+			return q.statement(summaryColumns, "invoices", after, limit)
 		},
 	}
 }
 
-func scanListed(rows pgx.Rows, capacity int) ([]json.RawMessage, []rowKey, error) {
-	return scanRows(rows, capacity, listedWire, decodeListed, listedTargets)
+func scanSummaries(rows pgx.Rows, capacity int) ([]InvoiceSummary, []rowKey, error) {
+	return scanRows(rows, capacity, summaryWire, decodeSummary, summaryTargets)
 }
 
 func scanInvoices(rows pgx.Rows, capacity int) ([]Invoice, []rowKey, error) {

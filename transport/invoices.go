@@ -2,8 +2,6 @@ package transport
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -84,20 +82,13 @@ func (s *server) listInvoices(w http.ResponseWriter, r *http.Request) error {
 	if err := s.listedCompanyExists(r, companyID, len(page.Items), err); err != nil {
 		return err
 	}
-	return s.writeInvoiceList(w, page)
+	s.writeInvoiceList(w, page)
+	return nil
 }
 
-// writeInvoiceList writes the summaries as the read model stores them,
-// once each is seen to be delimited as the JSON object it stores.
-func (s *server) writeInvoiceList(w http.ResponseWriter, page query.Page[json.RawMessage]) error {
-	for _, summary := range page.Items {
-		if !isObject(summary) {
-			return fmt.Errorf("invoice list: a stored summary: %w", errNotAnObject)
-		}
-	}
-	list := appendedList[json.RawMessage, storedObject]{page, func(o json.RawMessage) storedObject { return storedObject(o) }}
+func (s *server) writeInvoiceList(w http.ResponseWriter, page query.Page[query.InvoiceSummary]) {
+	list := appendedList[query.InvoiceSummary, invoiceSummaryJSON]{page, invoiceSummaryFromQuery}
 	s.bodies.put(writeJSONInto(w, http.StatusOK, list, s.bodies.get()))
-	return nil
 }
 
 func (s *server) issueInvoice(w http.ResponseWriter, r *http.Request) error {

@@ -212,12 +212,6 @@ func invoiceFromQuery(i query.Invoice) (invoiceJSON, error) {
 	}, nil
 }
 
-// storedObject is a JSON object as the read model stores it, rendered as
-// the API renders it (an invoice's summary): appended as it is.
-type storedObject json.RawMessage
-
-func (o storedObject) appendJSON(b []byte) []byte { return append(b, o...) }
-
 // errNotAnObject means a stored document is not the JSON object the
 // projection writes.
 var errNotAnObject = errors.New("not a JSON object")

@@ -54,11 +54,7 @@ func measureLimit(ctx context.Context, conn *pgx.Conn) (limitReport, error) {
 		r.Rows += n
 	}
 	took, times, err := timeCopies(ctx, conn, tables, "_limit", func(tx pgx.Tx, table, dst string) error {
-		cols, err := storedColumns(ctx, tx, table)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO `+dst+` (`+cols+`) SELECT `+cols+` FROM `+pgx.Identifier{table}.Sanitize())
+		_, err := tx.Exec(ctx, `INSERT INTO `+dst+` SELECT * FROM `+pgx.Identifier{table}.Sanitize())
 		return err
 	})
 	if err != nil {
@@ -70,19 +66,6 @@ func measureLimit(ctx context.Context, conn *pgx.Conn) (limitReport, error) {
 	}
 	r.Ingest, r.IngestTables, err = measureIngest(ctx, conn, tables)
 	return r, err
-}
-
-// storedColumns lists table's columns but its generated ones (the invoices'
-// summary): the copy generates those itself, as a catch-up's writes do, and
-// PostgreSQL refuses a value for them. (COPY leaves them out on its own.)
-func storedColumns(ctx context.Context, tx pgx.Tx, table string) (string, error) {
-	var cols string
-	err := tx.QueryRow(ctx, `SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute
-		WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped AND attgenerated = ''`, table).Scan(&cols)
-	if err != nil {
-		return "", fmt.Errorf("columns of %s: %w", table, err)
-	}
-	return cols, nil
 }
 
 // measureIngest times the same rows written from new values: each table

@@ -1,4 +1,4 @@
--- Read model of invoices, version 9 (unqualified names; see companies.sql).
+-- Read model of invoices, version 8 (unqualified names; see companies.sql).
 -- 2: InvoiceIssued and InvoiceVoided update the row.
 -- 3: customer, issuer and lines are json holding the API's rendering, read
 --    back as stored; each list index is partial on a condition that only
@@ -32,65 +32,6 @@
 --    has_payments, so that the GET of an invoice that never had a payment
 --    (most) does not look in invoice_payments.
 -- 8: customer, issuer, lines and document are text (see below).
--- 9: summary, the list form of the invoice as the API renders it (see
---    invoice_summary_v9 below).
--- invoice_summary_v9 renders an invoice's summary columns as the API's list
--- shows the invoice: the JSON object of transport's invoiceSummaryJSON, byte
--- for byte (TestTheStoredSummaryIsTheAPIsRendering holds the two equal).
--- A list read 26 columns a row and the service wrote them out again: for a
--- page of 101 rows, PostgreSQL's part alone ran 2.2-2.5 times faster when it
--- sent one text column instead, and the service's decode and render of the
--- columns were half its CPU on a list. As a stored generated column the
--- summary follows every write of the row, whatever path wrote it (a draft,
--- a lifecycle change, a rebuild, the audit's replay), and cannot be written
--- otherwise; `invoicing audit` compares it as any column. It costs about
--- 3 us a row written (measured: 200,000 rows inserted in 1.74 s against
--- 1.10 s with the same text given).
--- The rules of encoding/json (no HTML escaping), which the API's bodies
--- follow: to_json escapes a string as encoding/json does (quote, backslash,
--- \b \f \n \r \t, other control characters as \u00xx in lower case)
--- except U+2028 and U+2029, which encoding/json escapes too: they can only
--- be in a string, so the whole object's are replaced. Timestamps are
--- RFC 3339 in UTC with the fraction's trailing zeros dropped
--- (time.RFC3339Nano); the read model holds microseconds. Dates are
--- YYYY-MM-DD. external_reference is left out when there is none
--- (omitempty). Nothing here depends on the session's settings (TimeZone,
--- DateStyle, locale), which is what makes IMMUTABLE true. It lives in public,
--- named for the version, so that a rebuild's tables, built in a shadow
--- schema dropped after the swap, keep it.
-CREATE OR REPLACE FUNCTION public.invoice_summary_v9(id uuid, company_id uuid, customer_id uuid,
-	customer_name text, currency text, issue_date date, due_date date, issued_at timestamptz, number text,
-	status text, subtotal_minor bigint, tax_minor bigint, total_minor bigint, amount_credited_minor bigint,
-	amount_paid_minor bigint, amount_due_minor bigint, amount_refundable_minor bigint, payment_status text,
-	created_at timestamptz, updated_at timestamptz, version integer, void_reason text, voided_at timestamptz,
-	external_reference text) RETURNS text LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $fn$
-DECLARE
-	-- The timestamps as RFC 3339 in UTC: six digits of fraction, then
-	-- its trailing zeros and a bare point dropped (rtrim stops at the point).
-	iso CONSTANT text := 'YYYY-MM-DD"T"HH24:MI:SS.US';
-BEGIN
-	RETURN replace(replace('{"id":"' || id || '","company_id":"' || company_id || '","customer_id":"' || customer_id
-		|| '","customer_name":' || to_json(customer_name)::text
-		|| ',"currency":' || to_json(currency)::text
-		|| ',"issue_date":"' || to_char(issue_date::timestamp, 'YYYY-MM-DD')
-		|| '","due_date":' || coalesce('"' || to_char(due_date::timestamp, 'YYYY-MM-DD') || '"', 'null')
-		|| ',"issued_at":' || coalesce('"' || rtrim(rtrim(to_char(issued_at AT TIME ZONE 'UTC', iso), '0'), '.') || 'Z"', 'null')
-		|| ',"number":' || coalesce(to_json(number)::text, 'null')
-		|| ',"status":' || to_json(status)::text
-		|| ',"subtotal_minor":' || subtotal_minor || ',"tax_minor":' || tax_minor || ',"total_minor":' || total_minor
-		|| ',"amount_credited_minor":' || amount_credited_minor || ',"amount_paid_minor":' || amount_paid_minor
-		|| ',"amount_due_minor":' || amount_due_minor || ',"amount_refundable_minor":' || amount_refundable_minor
-		|| ',"payment_status":' || to_json(payment_status)::text
-		|| ',"created_at":"' || rtrim(rtrim(to_char(created_at AT TIME ZONE 'UTC', iso), '0'), '.')
-		|| 'Z","updated_at":"' || rtrim(rtrim(to_char(updated_at AT TIME ZONE 'UTC', iso), '0'), '.')
-		|| 'Z","version":' || version
-		|| ',"void_reason":' || coalesce(to_json(void_reason)::text, 'null')
-		|| ',"voided_at":' || coalesce('"' || rtrim(rtrim(to_char(voided_at AT TIME ZONE 'UTC', iso), '0'), '.') || 'Z"', 'null')
-		|| coalesce(',"external_reference":' || to_json(nullif(external_reference, ''))::text, '')
-		|| '}', chr(8232), E'\\u2028'), chr(8233), E'\\u2029');
-END
-$fn$;
-
 -- Snapshots and lines are rendered once, when the event is projected, as the
 -- API renders them (encoding/json of the events types, without HTML
 -- escaping), and stored as that text, byte for byte, so a read passes it
@@ -137,11 +78,7 @@ CREATE TABLE invoices (
 	has_payments             boolean     NOT NULL DEFAULT false,
 	created_at               timestamptz NOT NULL,
 	updated_at               timestamptz NOT NULL,
-	version                  integer     NOT NULL,
-	summary                  text        NOT NULL GENERATED ALWAYS AS (public.invoice_summary_v9(id, company_id,
-		customer_id, customer_name, currency, issue_date, due_date, issued_at, number, status, subtotal_minor,
-		tax_minor, total_minor, amount_credited_minor, amount_paid_minor, amount_due_minor, amount_refundable_minor,
-		payment_status, created_at, updated_at, version, void_reason, voided_at, external_reference)) STORED
+	version                  integer     NOT NULL
 );
 -- The documents pass PostgreSQL's 2 KB threshold from about four lines on,
 -- so writes compress them and every read of the row decompresses them:
@@ -149,16 +86,6 @@ CREATE TABLE invoices (
 -- instead of 6.8 and read by id about 10% faster, at the same size. Live
 -- tables from before get it from migration 006; a server built without
 -- lz4 keeps pglz.
--- The summary stays as it is, in the row: a list reads it from a hundred
--- rows. With a text column's default (EXTENDED), PostgreSQL compresses it, with
--- pglz, when a row passes the 2 KB threshold and it is the largest
--- column left to compress, to be decompressed on every list. EXTERNAL, tried
--- next, never compresses but moved it to the TOAST table once the documents
--- were compressed and it was the largest: PostgreSQL's time a list (make
--- bench) went from 185-280 us to 303-367. MAIN is compressed or moved only
--- after every document is out of the row, which the row then cannot fit
--- without.
-ALTER TABLE invoices ALTER COLUMN summary SET STORAGE MAIN;
 DO $$
 BEGIN
 	ALTER TABLE invoices ALTER COLUMN customer SET COMPRESSION lz4, ALTER COLUMN issuer SET COMPRESSION lz4,
