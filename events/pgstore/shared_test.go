@@ -514,7 +514,7 @@ func TestTheFirstPageTellsASubscriptionsConvoy(t *testing.T) {
 		{"filtered, a full page after short ones", []string{"a"}, [][2]int{{3, 3}, {3, 3}, {PageSize, PageSize}}, true},
 	} {
 		s := &Store{shared: newSharedPages(false, time.Second), sparse: newSharedPages(true, time.Second)}
-		sub := &subscription{payloadsOf: c.payloadsOf, dense: true}
+		sub := newSubscription(c.payloadsOf)
 		for _, p := range c.pages {
 			sub.learn(s, p[0], p[1])
 		}

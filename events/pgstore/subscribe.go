@@ -64,11 +64,16 @@ func (s *Store) SubscribeAll(ctx context.Context, from events.Position, payloads
 	if s.tail != nil {
 		s.startTail()
 	}
-	sub := &subscription{ch: make(chan events.RecordedEvent, PageSize), done: make(chan struct{}), payloadsOf: payloadsOf,
-		dense: true}
-	sub.payloadList = typeListOf(payloadsOf)
+	sub := newSubscription(payloadsOf)
 	go sub.run(ctx, s, from)
 	return sub, nil
+}
+
+// newSubscription is a subscription to the payloads of payloadsOf (nil:
+// every payload) that has read nothing yet: dense, as every one starts.
+func newSubscription(payloadsOf []string) *subscription {
+	return &subscription{ch: make(chan events.RecordedEvent, PageSize), done: make(chan struct{}),
+		payloadsOf: payloadsOf, payloadList: typeListOf(payloadsOf), dense: true}
 }
 
 // everyPayload reports whether a reader of payloadsOf takes every
