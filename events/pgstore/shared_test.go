@@ -506,6 +506,7 @@ func TestTheFirstPageTellsASubscriptionsConvoy(t *testing.T) {
 		pages      [][2]int // kept, scanned
 		dense      bool
 	}{
+		{"filtered, nothing read yet", []string{"a"}, nil, true},
 		{"every payload, a short page", nil, [][2]int{{3, 3}}, true},
 		{"filtered, keeps most of a full page", []string{"a"}, [][2]int{{PageSize, PageSize}}, true},
 		{"filtered, keeps few of a full page", []string{"a"}, [][2]int{{1, PageSize}}, false},
