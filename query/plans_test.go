@@ -2,16 +2,15 @@ package query
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/internal/pgtest"
 )
 
 // The read-model tables of the plan test: planInvoices invoices, most of
@@ -324,55 +323,17 @@ func checkPlans(t *testing.T, pool *pgxpool.Pool, cases []planCase) {
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+	for _, mode := range pgtest.PlanModes {
 		for i, c := range cases {
-			plan, err := explain(ctx, conn.Conn(), fmt.Sprintf("plan_%d", i), mode, c.st)
+			plan, err := pgtest.Explain(ctx, conn.Conn(), fmt.Sprintf("plan_%d", i), mode, c.st.sql, c.st.args...)
 			if err != nil {
 				t.Fatalf("%s (%s): %v\n%s", c.name, mode, err, c.st.sql)
 			}
 			if problem := planProblem(plan, c); problem != "" {
-				t.Errorf("%s (%s): %s\n%s\n%s", c.name, mode, problem, c.st.sql, indentPlan(plan))
+				t.Errorf("%s (%s): %s\n%s\n%s", c.name, mode, problem, c.st.sql, pgtest.IndentPlan(plan))
 			}
 		}
 	}
-}
-
-// explain prepares st and explains its execution with its arguments under
-// plan_cache_mode mode.
-func explain(ctx context.Context, conn *pgx.Conn, name, mode string, st statement) (map[string]any, error) {
-	if _, err := conn.Exec(ctx, "SET plan_cache_mode = "+mode); err != nil {
-		return nil, err
-	}
-	if _, err := conn.Exec(ctx, "PREPARE "+name+" AS "+st.sql); err != nil {
-		return nil, err
-	}
-	defer conn.Exec(ctx, "DEALLOCATE "+name)
-	literals := make([]string, len(st.args))
-	for i, a := range st.args {
-		literals[i] = literal(a)
-	}
-	var out []byte
-	err := conn.QueryRow(ctx, "EXPLAIN (FORMAT JSON) EXECUTE "+name+"("+strings.Join(literals, ", ")+")").Scan(&out)
-	if err != nil {
-		return nil, err
-	}
-	var plans []struct {
-		Plan map[string]any
-	}
-	if err := json.Unmarshal(out, &plans); err != nil || len(plans) != 1 {
-		return nil, fmt.Errorf("EXPLAIN output %s: %v", out, err)
-	}
-	return plans[0].Plan, nil
-}
-
-func literal(v any) string {
-	switch v := v.(type) {
-	case string:
-		return "'" + strings.ReplaceAll(v, "'", "''") + "'"
-	case int, int64:
-		return fmt.Sprint(v)
-	}
-	panic(fmt.Sprintf("literal of %T", v))
 }
 
 // planProblem says what is wrong with plan for c, or "": every scan is an
@@ -458,9 +419,4 @@ func subPlanProblem(n map[string]any, index string) string {
 		return fmt.Sprintf("its subquery has %d index scans, want 1", found)
 	}
 	return ""
-}
-
-func indentPlan(plan map[string]any) string {
-	b, _ := json.MarshalIndent(plan, "", "  ")
-	return string(b)
 }
