@@ -28,6 +28,7 @@ import (
 type deliveryConfig struct {
 	RetryFor     time.Duration // WEBHOOK_RETRY_FOR: retries after the first attempt
 	DisableAfter time.Duration // WEBHOOK_DISABLE_AFTER: a dead endpoint is disabled
+	Retention    time.Duration // WEBHOOK_DELIVERY_RETENTION: finished deliveries kept
 	Timeout      time.Duration // WEBHOOK_TIMEOUT: an attempt's bound
 	// BackoffMin and BackoffMax (WEBHOOK_BACKOFF_MIN, _MAX) shape the retry
 	// delays; tests shorten them to see many retries in seconds.
@@ -43,6 +44,7 @@ func loadDeliveryConfig(getenv func(string) string, cfg *config, problems *[]err
 	d := deliveryConfig{Workers: 16}
 	d.RetryFor = duration(getenv, "WEBHOOK_RETRY_FOR", webhook.DefaultRetryFor, problems)
 	d.DisableAfter = duration(getenv, "WEBHOOK_DISABLE_AFTER", webhook.DefaultDisableAfter, problems)
+	d.Retention = duration(getenv, "WEBHOOK_DELIVERY_RETENTION", webhook.DefaultRetention, problems)
 	d.Timeout = duration(getenv, "WEBHOOK_TIMEOUT", webhook.DefaultTimeout, problems)
 	d.BackoffMin = duration(getenv, "WEBHOOK_BACKOFF_MIN", webhook.DefaultBackoffMin, problems)
 	d.BackoffMax = duration(getenv, "WEBHOOK_BACKOFF_MAX", webhook.DefaultBackoffMax, problems)
@@ -119,11 +121,13 @@ func disableEndpoint(commands *command.Handler) func(ctx context.Context, accoun
 
 // webhookDelivery is serve's webhook delivery: the dispatcher (one
 // instance at a time), this instance's senders, and the delivery log the
-// API reads.
+// API reads, purged of what is older than retention.
 type webhookDelivery struct {
 	dispatcher *webhook.Dispatcher
 	sender     *webhook.Sender
 	log        *webhook.Deliveries
+	retention  time.Duration
+	logger     *slog.Logger
 }
 
 // deliveryWiring is what newWebhookDelivery needs from open.
@@ -164,12 +168,14 @@ func newWebhookDelivery(w deliveryWiring) *webhookDelivery {
 	dispatcher := webhook.NewDispatcher(w.store, w.pool, w.logger, publicevents.TypeOf, eps, webhook.DispatcherOptions{
 		Await: await, Enqueued: sender.Wake,
 	})
-	return &webhookDelivery{dispatcher: dispatcher, sender: sender, log: log}
+	return &webhookDelivery{dispatcher: dispatcher, sender: sender, log: log, retention: w.cfg.Retention,
+		logger: w.logger.With("component", "webhook-retention")}
 }
 
-// run runs the dispatcher and the senders until ctx ends.
+// run runs the dispatcher, the senders and the log's retention until ctx
+// ends.
 func (d *webhookDelivery) run(ctx context.Context, wg *sync.WaitGroup) {
-	wg.Add(2)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		d.dispatcher.Run(ctx)
@@ -177,6 +183,10 @@ func (d *webhookDelivery) run(ctx context.Context, wg *sync.WaitGroup) {
 	go func() {
 		defer wg.Done()
 		d.sender.Run(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		d.log.KeepFor(ctx, d.retention, webhook.PurgeInterval, d.logger)
 	}()
 }
 

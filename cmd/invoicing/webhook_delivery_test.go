@@ -13,9 +13,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/internal/pgtest"
+	"github.com/invoicing/invoicing/webhook/migrations"
 )
 
 // hookReceiver is a webhook receiver: it answers with answer (200 when
@@ -281,14 +284,16 @@ func TestWebhookDeliverySettings(t *testing.T) {
 	}{
 		{"defaults", nil, "", func(d deliveryConfig) bool {
 			return d.RetryFor == 72*time.Hour && d.DisableAfter == 120*time.Hour && d.Timeout == 10*time.Second &&
-				d.BackoffMin == 5*time.Second && d.BackoffMax == time.Hour && d.Workers == 16
+				d.BackoffMin == 5*time.Second && d.BackoffMax == time.Hour && d.Workers == 16 && d.Retention == 30*24*time.Hour
 		}},
 		{"shorter", map[string]string{"WEBHOOK_RETRY_FOR": "1h", "WEBHOOK_DISABLE_AFTER": "2h", "WEBHOOK_TIMEOUT": "3s",
-			"WEBHOOK_BACKOFF_MIN": "10ms", "WEBHOOK_BACKOFF_MAX": "1s", "WEBHOOK_WORKERS": "4"}, "", func(d deliveryConfig) bool {
-			return d.RetryFor == time.Hour && d.DisableAfter == 2*time.Hour && d.Timeout == 3*time.Second &&
-				d.BackoffMin == 10*time.Millisecond && d.BackoffMax == time.Second && d.Workers == 4
-		}},
+			"WEBHOOK_BACKOFF_MIN": "10ms", "WEBHOOK_BACKOFF_MAX": "1s", "WEBHOOK_WORKERS": "4", "WEBHOOK_DELIVERY_RETENTION": "168h"},
+			"", func(d deliveryConfig) bool {
+				return d.RetryFor == time.Hour && d.DisableAfter == 2*time.Hour && d.Timeout == 3*time.Second &&
+					d.BackoffMin == 10*time.Millisecond && d.BackoffMax == time.Second && d.Workers == 4 && d.Retention == 7*24*time.Hour
+			}},
 		{"a timeout that is no duration", map[string]string{"WEBHOOK_TIMEOUT": "10"}, "WEBHOOK_TIMEOUT", nil},
+		{"no retention", map[string]string{"WEBHOOK_DELIVERY_RETENTION": "0s"}, "WEBHOOK_DELIVERY_RETENTION", nil},
 		{"a cap below the first delay", map[string]string{"WEBHOOK_BACKOFF_MIN": "2s", "WEBHOOK_BACKOFF_MAX": "1s"}, "WEBHOOK_BACKOFF_MAX", nil},
 		{"no workers", map[string]string{"WEBHOOK_WORKERS": "0"}, "WEBHOOK_WORKERS", nil},
 	}
@@ -402,4 +407,39 @@ func TestAQuarantinedEndpointEventDoesNotStopDeliveries(t *testing.T) {
 	})
 	s.createCompany(t, tok, "hooked-after-quarantine", minimalCompany)
 	eventually(t, 20*time.Second, "the company's delivery", func() bool { return len(rc.delivered()) == 1 })
+}
+
+// TestServePurgesTheDeliveryLogPastItsRetention: serve runs the delivery
+// log's retention; a delivery that finished longer ago than it is gone
+// soon after the start, a recent one stays.
+func TestServePurgesTheDeliveryLogPastItsRetention(t *testing.T) {
+	ctx := context.Background()
+	dbURL := pgtest.NewDatabase(t)
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := migrations.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	_, err = pool.Exec(ctx, `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_id, event_type, stream_name,
+			revision, position_hi, position_lo, status, next_attempt_at, last_attempt_at, created_at)
+		SELECT gen_random_uuid(), 'endpoint', 'acme', gen_random_uuid(), 'invoice.drafted', 'invoice-' || age, 0, 0, age,
+			'succeeded', now(), now() - age * interval '1 day', now() - age * interval '1 day'
+		FROM unnest(ARRAY[6, 8]) AS age`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newService(t, func(c *config) { c.DatabaseURL, c.Delivery.Retention = dbURL, 7*24*time.Hour })
+	var kept []string
+	eventually(t, 10*time.Second, "the purge", func() bool {
+		if err := pool.QueryRow(ctx, `SELECT array_agg(stream_name) FROM webhook_deliveries`).Scan(&kept); err != nil {
+			t.Fatal(err)
+		}
+		return len(kept) == 1
+	})
+	if kept[0] != "invoice-6" {
+		t.Errorf("kept %v, want the delivery of 6 days ago", kept)
+	}
 }
