@@ -18,7 +18,7 @@ type claimed struct {
 	expiresAt                 time.Time
 }
 
-// claimSQL takes up to $3 due deliveries and leases them until $4, in one
+// claimSQL takes up to $3 due deliveries and leases them for $4, in one
 // short statement. heads are the deliveries the ordering rule lets go:
 // the earliest pending one (by log position) of each endpoint and stream,
 // so a resource's events reach an endpoint in order; a head being sent
@@ -32,7 +32,11 @@ type claimed struct {
 // endpoint never takes every worker. Two
 // instances claiming at once may each give an endpoint its share: the
 // limit bounds, it does not meter. SKIP LOCKED: concurrent claimers pass
-// over each other's rows instead of waiting.
+// over each other's rows instead of waiting. Leases are kept by the
+// database's clock, the one clock every instance shares: by their own, an
+// instance whose clock ran ahead would take deliveries another still
+// sends. Due times are the senders' (they set them, from the attempts'
+// times), where a skew only moves a retry.
 const claimSQL = `
 WITH heads AS (
 	SELECT DISTINCT ON (endpoint_id, stream_name) id, endpoint_id, next_attempt_at, lease_until, position_hi, position_lo
@@ -40,22 +44,22 @@ WITH heads AS (
 	WHERE status = 'pending'
 	ORDER BY endpoint_id, stream_name, position_hi, position_lo
 ), busy AS (
-	SELECT endpoint_id, count(*) AS n FROM heads WHERE lease_until > $1 GROUP BY endpoint_id
+	SELECT endpoint_id, count(*) AS n FROM heads WHERE lease_until > statement_timestamp() GROUP BY endpoint_id
 ), ranked AS (
 	SELECT h.id, h.next_attempt_at,
 		row_number() OVER (PARTITION BY h.endpoint_id ORDER BY h.next_attempt_at, h.position_hi, h.position_lo) AS rn,
 		coalesce(b.n, 0) AS busy
 	FROM heads h LEFT JOIN busy b ON b.endpoint_id = h.endpoint_id
-	WHERE h.next_attempt_at <= $1 AND (h.lease_until IS NULL OR h.lease_until <= $1)
+	WHERE h.next_attempt_at <= $1 AND (h.lease_until IS NULL OR h.lease_until <= statement_timestamp())
 ), pick AS (
 	SELECT d.id FROM webhook_deliveries d JOIN ranked r ON r.id = d.id
-	WHERE r.rn + r.busy <= $2 AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until <= $1)
+	WHERE r.rn + r.busy <= $2 AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until <= statement_timestamp())
 	ORDER BY r.next_attempt_at
 	LIMIT $3
 	FOR UPDATE OF d SKIP LOCKED
 )
 UPDATE webhook_deliveries d
-SET lease_until = $4, first_attempt_at = coalesce(d.first_attempt_at, $1),
+SET lease_until = statement_timestamp() + $4::interval, first_attempt_at = coalesce(d.first_attempt_at, $1),
 	expires_at = coalesce(d.expires_at, $1 + $5::interval)
 FROM pick WHERE d.id = pick.id
 RETURNING d.id::text, d.endpoint_id, d.account_id, d.event_id::text, d.event_type, d.stream_name,
@@ -67,7 +71,7 @@ func (s *Sender) claim(ctx context.Context, n int) ([]claimed, error) {
 		return nil, nil
 	}
 	now := s.opts.Now()
-	rows, err := s.pool.Query(ctx, claimSQL, now, s.opts.PerEndpoint, n, now.Add(s.lease()), s.opts.RetryFor)
+	rows, err := s.pool.Query(ctx, claimSQL, now, s.opts.PerEndpoint, n, s.lease(), s.opts.RetryFor)
 	if err != nil {
 		return nil, fmt.Errorf("claim deliveries: %w", err)
 	}

@@ -225,3 +225,31 @@ func TestADeadEndpointDoesNotDelayAnother(t *testing.T) {
 		t.Errorf("the dead endpoint has %d attempts in flight, want 1 or 2 (its share)", n)
 	}
 }
+
+// TestALeaseHoldsWhateverTheClaimersClocks: a delivery one sender holds
+// is not taken by another whose clock runs an hour ahead (or behind), so
+// clock skew between instances sends nothing twice; the lease is the
+// database's. Once the holder gives it back, any sender takes it.
+func TestALeaseHoldsWhateverTheClaimersClocks(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	past := time.Now().Add(-3 * time.Hour) // due by every clock below
+	addDeliveries(t, e, "due", 1, "pending", &past)
+	clocked := func(skew time.Duration) *Sender {
+		return e.fastSender(SenderOptions{Now: func() time.Time { return time.Now().Add(skew) }})
+	}
+	holder := clocked(0)
+	held, err := holder.claim(ctx, 1)
+	if err != nil || len(held) != 1 {
+		t.Fatalf("claim = %v, %v; want the due delivery", held, err)
+	}
+	for _, skew := range []time.Duration{time.Hour, -time.Hour} {
+		if got, err := clocked(skew).claim(ctx, 1); err != nil || len(got) != 0 {
+			t.Errorf("a sender %s off claimed %d deliveries (%v), want none while the lease holds", skew, len(got), err)
+		}
+	}
+	holder.release(held[0])
+	if got, err := clocked(time.Hour).claim(ctx, 1); err != nil || len(got) != 1 {
+		t.Errorf("after the release, claim = %v, %v; want the delivery", got, err)
+	}
+}
