@@ -59,6 +59,40 @@ func NewDeliveries(pool *pgxpool.Pool, wake func()) *Deliveries {
 const deliveryColumns = `d.id::text, d.endpoint_id, d.event_id::text, d.event_type, d.status, d.next_attempt_at,
 	d.created_at, d.position_hi, d.position_lo`
 
+// The delivery log's statements; webhook/plans_test.go holds each to its
+// index.
+const (
+	// listSQL: $5 deliveries of endpoint $2 of account $1 after the cursor
+	// ($3, $4), in log order.
+	listSQL = `SELECT ` + deliveryColumns + ` FROM webhook_deliveries d
+		WHERE d.account_id = $1 AND d.endpoint_id = $2 AND (d.position_hi, d.position_lo) > ($3, $4)
+		ORDER BY d.position_hi, d.position_lo LIMIT $5`
+	getSQL = `SELECT ` + deliveryColumns + ` FROM webhook_deliveries d
+		WHERE d.account_id = $1 AND d.endpoint_id = $2 AND d.id = $3::uuid`
+	// hasDeliveriesSQL looks for the endpoint's first delivery in the log's
+	// order: an EXISTS would let the planner scan the table for any row of
+	// an endpoint it thinks common.
+	hasDeliveriesSQL = `SELECT count(*) > 0 FROM (SELECT FROM webhook_deliveries WHERE account_id = $1 AND endpoint_id = $2
+		ORDER BY position_hi, position_lo LIMIT 1) AS first`
+	// attemptsSQL reads the attempts of each delivery of $1 on its own, an
+	// index probe each: one ANY over a page's ids, or a join with them, is
+	// a filter the planner may apply to the whole table when it expects
+	// many rows to match. OFFSET 0 keeps the subquery from being merged
+	// into such a join.
+	attemptsSQL = `SELECT d.id::text, a.at, a.status, a.latency_ms, coalesce(a.error, '')
+		FROM unnest($1::text[]::uuid[]) AS d(id)
+		CROSS JOIN LATERAL (SELECT at, status, latency_ms, error, n FROM webhook_attempts WHERE delivery_id = d.id
+			OFFSET 0) AS a
+		ORDER BY d.id, a.n`
+	// retrySQL makes delivery $3 due at $4, with idempotency-key $5.
+	retrySQL = `UPDATE webhook_deliveries SET next_attempt_at = $4,
+			expires_at = CASE WHEN status = 'failed' THEN $4 ELSE expires_at END, status = 'pending', retry_key = $5
+		WHERE account_id = $1 AND endpoint_id = $2 AND id = $3::uuid AND status IN ('pending', 'failed')
+			AND retry_key IS DISTINCT FROM $5`
+	statsSQL = `SELECT count(*) FILTER (WHERE attempts > 0), min(created_at)
+		FROM webhook_deliveries WHERE status = 'pending'`
+)
+
 // List returns up to limit deliveries of an endpoint after the cursor
 // (empty: from the first), oldest event first, and the cursor of the last
 // when more follow ("" at the end).
@@ -67,9 +101,7 @@ func (d *Deliveries) List(ctx context.Context, accountID, endpointID, after stri
 	if err != nil {
 		return nil, "", err
 	}
-	rows, err := d.pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d
-		WHERE d.account_id = $1 AND d.endpoint_id = $2 AND (d.position_hi, d.position_lo) > ($3, $4)
-		ORDER BY d.position_hi, d.position_lo LIMIT $5`, accountID, endpointID, hi, lo, limit+1)
+	rows, err := d.pool.Query(ctx, listSQL, accountID, endpointID, hi, lo, limit+1)
 	if err != nil {
 		return nil, "", fmt.Errorf("list deliveries: %w", err)
 	}
@@ -93,8 +125,7 @@ func (d *Deliveries) Get(ctx context.Context, accountID, endpointID, deliveryID 
 	if uuid.Validate(deliveryID) != nil {
 		return Delivery{}, ErrNotFound
 	}
-	rows, err := d.pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d
-		WHERE d.account_id = $1 AND d.endpoint_id = $2 AND d.id = $3::uuid`, accountID, endpointID, deliveryID)
+	rows, err := d.pool.Query(ctx, getSQL, accountID, endpointID, deliveryID)
 	if err != nil {
 		return Delivery{}, fmt.Errorf("read delivery: %w", err)
 	}
@@ -113,8 +144,7 @@ func (d *Deliveries) Get(ctx context.Context, accountID, endpointID, deliveryID 
 // read model answers it.
 func (d *Deliveries) HasDeliveries(ctx context.Context, accountID, endpointID string) (bool, error) {
 	var ok bool
-	err := d.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE account_id = $1 AND endpoint_id = $2)`,
-		accountID, endpointID).Scan(&ok)
+	err := d.pool.QueryRow(ctx, hasDeliveriesSQL, accountID, endpointID).Scan(&ok)
 	if err != nil {
 		return false, fmt.Errorf("look for deliveries: %w", err)
 	}
@@ -132,12 +162,7 @@ func (d *Deliveries) Retry(ctx context.Context, accountID, endpointID, deliveryI
 		return Delivery{}, ErrNotFound
 	}
 	now := d.now()
-	_, err := d.pool.Exec(ctx, `
-		UPDATE webhook_deliveries SET next_attempt_at = $4,
-			expires_at = CASE WHEN status = 'failed' THEN $4 ELSE expires_at END, status = 'pending', retry_key = $5
-		WHERE account_id = $1 AND endpoint_id = $2 AND id = $3::uuid AND status IN ('pending', 'failed')
-			AND retry_key IS DISTINCT FROM $5`,
-		accountID, endpointID, deliveryID, now, key)
+	_, err := d.pool.Exec(ctx, retrySQL, accountID, endpointID, deliveryID, now, key)
 	if err != nil {
 		return Delivery{}, fmt.Errorf("retry delivery: %w", err)
 	}
@@ -173,8 +198,7 @@ func (d *Deliveries) withAttempts(ctx context.Context, list []Delivery) error {
 	for i := range list {
 		ids[i], byID[list[i].ID] = list[i].ID, &list[i]
 	}
-	rows, err := d.pool.Query(ctx, `SELECT delivery_id::text, at, status, latency_ms, coalesce(error, '')
-		FROM webhook_attempts WHERE delivery_id = ANY($1::text[]::uuid[]) ORDER BY delivery_id, n`, ids)
+	rows, err := d.pool.Query(ctx, attemptsSQL, ids)
 	if err != nil {
 		return fmt.Errorf("read attempts: %w", err)
 	}
@@ -233,8 +257,7 @@ func (d *Deliveries) Stats(ctx context.Context) (Stats, error) {
 		s      Stats
 		oldest *time.Time
 	)
-	err := d.pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE attempts > 0), min(created_at)
-		FROM webhook_deliveries WHERE status = 'pending'`).Scan(&s.RetriesPending, &oldest)
+	err := d.pool.QueryRow(ctx, statsSQL).Scan(&s.RetriesPending, &oldest)
 	if err != nil {
 		return Stats{}, fmt.Errorf("read the delivery queue: %w", err)
 	}
