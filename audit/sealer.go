@@ -37,9 +37,9 @@ type SealerOptions struct {
 	Key          ed25519.PrivateKey // signs the seals when set
 	BatchSize    int                // events per transaction (default 500)
 	// Linger is how long the sealer waits between reads of the log once it
-	// has caught up (default 250 ms): the chain needs no low latency, and
-	// few, larger transactions leave the database to the writes clients
-	// wait for.
+	// has caught up (default 250 ms; four times that after a read found
+	// nothing): the chain needs no low latency, and few, larger
+	// transactions leave the database to the writes clients wait for.
 	Linger time.Duration
 	// Yield, when set and true, makes a sealer that is behind read one
 	// page per Linger instead of reading on at once: serve passes
@@ -159,13 +159,25 @@ func (s *Sealer) follow(ctx context.Context, head chainHead) (committed bool, er
 		if len(page) == s.opts.BatchSize && (s.opts.Yield == nil || !s.opts.Yield()) {
 			continue // behind: read on at once
 		}
+		wait := s.opts.Linger
+		if len(page) == 0 {
+			wait *= idleLingers
+		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(s.opts.Linger):
+		case <-time.After(wait):
 		}
 	}
 	return committed, ctx.Err()
 }
+
+// idleLingers is how many Lingers the sealer waits after a read that
+// found nothing new. Each read is three statements (ReadAll waits for the
+// transactions open when it began), so an idle service's sealer read
+// twelve a second and was most of the idle service's statements (make
+// bench-scale's idle table, docs/benchmarks.md); once a second is three.
+// Under load every read finds events and the pace stays one Linger.
+const idleLingers = 4
 
 // due returns when to seal after chaining n more events after head: now,
 // if SealEvery events or SealInterval have passed since the last seal;

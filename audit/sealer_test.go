@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/events/eventstoretest"
 	"github.com/invoicing/invoicing/internal/follow"
 )
@@ -257,5 +258,36 @@ func TestTheSealerYieldsToProjectionsCatchingUp(t *testing.T) {
 				t.Fatal("the sealer never asked Yield")
 			}
 		})
+	}
+}
+
+// readCounter counts the log reads of a sealer.
+type readCounter struct {
+	events.Store
+	reads atomic.Int32
+}
+
+func (c *readCounter) ReadAll(ctx context.Context, from events.Position, max int) ([]events.RecordedEvent, error) {
+	c.reads.Add(1)
+	return c.Store.ReadAll(ctx, from, max)
+}
+
+// An idle sealer reads the log once per four Lingers: each read is three
+// statements, and at one per Linger the sealer made most of an idle
+// service's statements.
+func TestAnIdleSealerReadsTheLogOncePerFourLingers(t *testing.T) {
+	e := newEnv(t)
+	store := &readCounter{Store: e.store}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	s := NewSealer(store, e.pool, quiet, SealerOptions{Linger: 25 * time.Millisecond})
+	go func() { defer close(done); s.Run(ctx) }()
+	time.Sleep(time.Second)
+	cancel()
+	<-done
+	// About 10 reads in the second, 40 at one per Linger; a slow machine
+	// reads fewer.
+	if n := store.reads.Load(); n < 2 || n > 20 {
+		t.Errorf("an idle sealer read the log %d times in a second with a 25 ms Linger, want about 10", n)
 	}
 }
