@@ -162,7 +162,7 @@ func eachPlan(t *testing.T, conn *pgx.Conn, check func(step, mode string)) {
 				t.Fatal(err)
 			}
 		}
-		for _, mode := range []string{"force_generic_plan", "force_custom_plan"} {
+		for _, mode := range pgtest.PlanModes {
 			if _, err := conn.Exec(ctx, "SET plan_cache_mode = "+mode); err != nil {
 				t.Fatal(err)
 			}
