@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/internal/pgarray"
 )
 
 // errCheckpointMoved means the checkpoint changed under us: another worker
@@ -87,7 +88,9 @@ func applyBatchCarefully(ctx context.Context, pool *pgxpool.Pool, proj Projectio
 // transaction.
 func writeBatch(ctx context.Context, pool *pgxpool.Pool, proj Projection, to target, evs []events.RecordedEvent, pre *built, finish func(*pgx.Batch)) error {
 	if to.schema == "" && !to.bulk {
-		return sendEvents(ctx, pool, proj, evs, pre, finish)
+		return pool.AcquireFunc(ctx, func(c *pgxpool.Conn) error {
+			return sendEvents(ctx, c, proj, evs, pre, finish)
+		})
 	}
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if err := to.enter(ctx, tx); err != nil {
@@ -97,9 +100,11 @@ func writeBatch(ctx context.Context, pool *pgxpool.Pool, proj Projection, to tar
 	})
 }
 
-// batchSender is what a pool and a transaction share for sendEvents.
+// batchSender is what a pool's connection and a transaction share for
+// sendEvents.
 type batchSender interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	Conn() *pgx.Conn
 }
 
 // built is a batch's statements, queued before its write (see readAhead),
@@ -142,6 +147,7 @@ func sendEvents(ctx context.Context, tx batchSender, proj Projection, evs []even
 	if b.Len() == 0 {
 		return nil
 	}
+	pgarray.Reserve(tx.Conn().PgConn(), b)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("write %s: %w", proj.Name(), err)
 	}

@@ -67,7 +67,7 @@ func TestInvoicesApplyAllWritesWhatApplyWrites(t *testing.T) {
 		if _, err := e.pool.Exec(ctx, `TRUNCATE invoices`); err != nil {
 			t.Fatal(err)
 		}
-		if err := sendEvents(ctx, e.pool, p, evs, nil, nil); err != nil {
+		if err := writeBatch(ctx, e.pool, p, target{}, evs, nil, nil); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		var table string

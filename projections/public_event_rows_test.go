@@ -96,7 +96,7 @@ func TestPublicEventsIndexPublicEventsOnlyAndARebuildWritesTheSameRows(t *testin
 		if _, err := e.pool.Exec(context.Background(), `TRUNCATE public_events`); err != nil {
 			t.Fatal(err)
 		}
-		if err := sendEvents(context.Background(), e.pool, p, evs, nil, nil); err != nil {
+		if err := writeBatch(context.Background(), e.pool, p, target{}, evs, nil, nil); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if got := publicEventRows(t, e); strings.Join(got, "\n") != strings.Join(before, "\n") {

@@ -1,5 +1,7 @@
 // Package pgarray has array parameters that make pgx grow its parameter
-// buffer once, to their encoded size, instead of step by step.
+// buffer once, to their encoded size, instead of step by step; and
+// Reserve (reserve.go), which does the same for the write buffer that a
+// batch of them is sent from.
 //
 // pgx encodes a statement's parameters into one buffer, which it shrinks to
 // 256 bytes after each statement. An array of 2,000 rendered invoices is
