@@ -25,10 +25,6 @@ type target struct {
 	// bulk marks a rebuild: losing the last batches in a crash is harmless
 	// because the checkpoint commits with them, so skip the WAL flush wait.
 	bulk bool
-	// buffers keeps the writer's large statements' parameter buffers from
-	// one batch to the next (nil: none kept); one writer's, as batches are
-	// written one at a time.
-	buffers *pgarray.Buffers
 }
 
 // applyBatch writes the batch's rows and the new checkpoint in one
@@ -93,14 +89,14 @@ func applyBatchCarefully(ctx context.Context, pool *pgxpool.Pool, proj Projectio
 func writeBatch(ctx context.Context, pool *pgxpool.Pool, proj Projection, to target, evs []events.RecordedEvent, pre *built, finish func(*pgx.Batch)) error {
 	if to.schema == "" && !to.bulk {
 		return pool.AcquireFunc(ctx, func(c *pgxpool.Conn) error {
-			return sendEvents(ctx, c, to.buffers, proj, evs, pre, finish)
+			return sendEvents(ctx, c, proj, evs, pre, finish)
 		})
 	}
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if err := to.enter(ctx, tx); err != nil {
 			return err
 		}
-		return sendEvents(ctx, tx, to.buffers, proj, evs, pre, finish)
+		return sendEvents(ctx, tx, proj, evs, pre, finish)
 	})
 }
 
@@ -136,9 +132,8 @@ func build(proj Projection, evs []events.RecordedEvent) *built {
 }
 
 // sendEvents queues every event's statements (unless pre holds them), then
-// whatever finish adds, and sends them in one round trip; the large
-// statements' parameter buffers come from bs (nil: allocated).
-func sendEvents(ctx context.Context, tx batchSender, bs *pgarray.Buffers, proj Projection, evs []events.RecordedEvent, pre *built, finish func(*pgx.Batch)) error {
+// whatever finish adds, and sends them in one round trip.
+func sendEvents(ctx context.Context, tx batchSender, proj Projection, evs []events.RecordedEvent, pre *built, finish func(*pgx.Batch)) error {
 	if pre == nil {
 		pre = build(proj, evs)
 	}
@@ -152,10 +147,8 @@ func sendEvents(ctx context.Context, tx batchSender, bs *pgarray.Buffers, proj P
 	if b.Len() == 0 {
 		return nil
 	}
-	pgarray.Reserve(tx.Conn(), b, bs)
-	err := tx.SendBatch(ctx, b).Close()
-	bs.Done() // sent: pgx reads the buffers no more
-	if err != nil {
+	pgarray.Reserve(tx.Conn().PgConn(), b)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("write %s: %w", proj.Name(), err)
 	}
 	return nil

@@ -13,7 +13,6 @@ import (
 
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/internal/follow"
-	"github.com/invoicing/invoicing/internal/pgarray"
 )
 
 // Progress reports a rebuild's advance after each batch.
@@ -51,7 +50,7 @@ func buildCheckpoint(p Projection) string { return fmt.Sprintf("%s@v%d", p.Name(
 // The live tables keep serving reads until the swap, which takes one short
 // transaction.
 func (b *Rebuilder) Rebuild(ctx context.Context, p Projection) error {
-	to := target{schema: shadowSchema(p), checkpoint: buildCheckpoint(p), bulk: true, buffers: &pgarray.Buffers{}}
+	to := target{schema: shadowSchema(p), checkpoint: buildCheckpoint(p), bulk: true}
 	pos, err := b.Build(ctx, p, to)
 	if err != nil {
 		return err
@@ -307,7 +306,7 @@ func writeTail(ctx context.Context, tx pgx.Tx, p Projection, q *quarantine, tail
 		if _, err := tx.Exec(ctx, "SAVEPOINT swap_tail"); err != nil {
 			return nil, err
 		}
-		err := sendEvents(ctx, tx, nil, p, tail, nil, func(b *pgx.Batch) { b.Queue("RELEASE SAVEPOINT swap_tail") })
+		err := sendEvents(ctx, tx, p, tail, nil, func(b *pgx.Batch) { b.Queue("RELEASE SAVEPOINT swap_tail") })
 		if err == nil || !deterministic(err) {
 			return nil, err
 		}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/internal/follow"
-	"github.com/invoicing/invoicing/internal/pgarray"
 )
 
 // DefaultBatchSize bounds a runner's transaction while catching up: a
@@ -102,9 +101,6 @@ type Runner struct {
 	// catchingUp tells whether the last batch was full: more events were
 	// waiting (see CatchingUp).
 	catchingUp bool
-	// buffers are the batches' parameter buffers, kept while batches are
-	// large; only the leading session's loop writes batches.
-	buffers pgarray.Buffers
 }
 
 // NewRunner returns a runner of proj that reads store and writes to pool.
@@ -323,7 +319,7 @@ func (r *Runner) apply(ctx context.Context, q *quarantine, pos events.Position, 
 		// A batch in flight when ctx ends still commits: shutdown stops
 		// projectors after their current batch, not in the middle of it.
 		batchCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), follow.BatchTimeout)
-		next, set, err := applyBatch(batchCtx, r.pool, r.proj, target{checkpoint: r.proj.Name(), buffers: &r.buffers}, q, pos, batch, pre)
+		next, set, err := applyBatch(batchCtx, r.pool, r.proj, target{checkpoint: r.proj.Name()}, q, pos, batch, pre)
 		cancel()
 		if !errors.Is(err, errQuarantineChanged) || ctx.Err() != nil {
 			r.logQuarantined(set)

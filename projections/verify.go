@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/invoicing/invoicing/events"
-	"github.com/invoicing/invoicing/internal/pgarray"
 )
 
 // Finding is one disagreement between the events and the live read models.
@@ -54,7 +53,7 @@ func (v *Verifier) Verify(ctx context.Context, projs []Projection) ([]Finding, e
 // the scratch copy caught up again, until both stand at the same position.
 func (v *Verifier) verifyProjection(ctx context.Context, p Projection) ([]Finding, error) {
 	suffix := randomSuffix()
-	scratch := target{schema: "audit_" + p.Name() + "_" + suffix, checkpoint: "audit:" + p.Name() + ":" + suffix, bulk: true, buffers: &pgarray.Buffers{}}
+	scratch := target{schema: "audit_" + p.Name() + "_" + suffix, checkpoint: "audit:" + p.Name() + ":" + suffix, bulk: true}
 	defer v.dropScratch(context.WithoutCancel(ctx), scratch)
 	var findings []Finding
 	for attempt := 0; attempt < 5; attempt++ {

@@ -64,9 +64,7 @@ func tryWrapSized(value any) (pgtype.WrappedEncodePlanNextSetter, any, bool) {
 // reservePlan makes room for the array, then encodes it as the slice it
 // is. The room is the array plus what the buffer already holds: a
 // statement's arrays go into one buffer, and growing it by just each
-// array would copy everything before it once per array. A statement's
-// leading array (Reserve) makes room for all of the statement's arrays
-// at once.
+// array would copy everything before it once per array.
 type reservePlan struct{ next pgtype.EncodePlan }
 
 func (p *reservePlan) SetNext(next pgtype.EncodePlan) { p.next = next }
@@ -74,19 +72,9 @@ func (p *reservePlan) SetNext(next pgtype.EncodePlan) { p.next = next }
 func (p *reservePlan) Encode(value any, buf []byte) ([]byte, error) {
 	s := value.(sized)
 	if n := s.encodedSize(); cap(buf)-len(buf) < n {
-		buf = grow(value, buf, n)
+		buf = slices.Grow(buf, len(buf)+n)
 	}
 	return p.next.Encode(s.slice(), buf)
-}
-
-// grow gives buf room for an array of n bytes: a leading array's room is
-// its statement's, in a buffer of the batch's Buffers.
-func grow(value any, buf []byte, n int) []byte {
-	l, ok := value.(leading)
-	if !ok {
-		return slices.Grow(buf, len(buf)+n)
-	}
-	return append(l.buffers.take(len(buf)+max(n, l.statement)), buf...)
 }
 
 // Registered reports whether Register was called on m.

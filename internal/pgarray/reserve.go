@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // A batch's Bind messages are appended to the connection's write buffer,
@@ -32,26 +33,10 @@ const queryOverhead = 256
 // only costs a regrowth at the end, as before. A batch that fails before
 // it is sent (an argument pgx cannot encode) leaves the room with the
 // connection until its next flush of more than 1 KB.
-//
-// It also marks each statement's first Text or Int64 as leading, so that
-// pgx's parameter buffer, which it makes anew for every statement, is
-// grown once to hold all of the statement's arrays: grown array by array
-// (room for what it holds plus the array), it allocated about 3.3 times
-// their size, each time a large allocation that the runtime zeroed and
-// paid for by giving pages back to the kernel.
-//
-// The leading arrays take their statements' buffers from bs (nil: each
-// allocates its own); call bs.Done once b is sent.
-func Reserve(conn *pgx.Conn, b *pgx.Batch, bs *Buffers) {
-	n := batchSize(b)
-	if n < minReserve {
-		bs.drop()
-		return
+func Reserve(conn *pgconn.PgConn, b *pgx.Batch) {
+	if n := batchSize(b); n >= minReserve {
+		conn.Frontend().Send(reservation(n))
 	}
-	if Registered(conn.TypeMap()) { // elsewhere pgx could not encode a leading array
-		lead(b, bs)
-	}
-	conn.PgConn().Frontend().Send(reservation(n))
 }
 
 // batchSize estimates the bytes b's statements send.
@@ -66,39 +51,6 @@ func batchSize(b *pgx.Batch) int {
 		}
 	}
 	return n + n/8
-}
-
-// lead marks each statement's first sized array as leading, with the
-// room the statement's sized arrays take and the Buffers to take it from.
-func lead(b *pgx.Batch, bs *Buffers) {
-	for _, q := range b.QueuedQueries {
-		first, statement := -1, 0
-		for i, arg := range q.Arguments {
-			if s, ok := arg.(sized); ok {
-				statement += s.encodedSize()
-				if first < 0 {
-					first = i
-				}
-			}
-		}
-		if first < 0 {
-			continue
-		}
-		q.Arguments = slices.Clone(q.Arguments) // the caller's, when it queued args...
-		if l, ok := q.Arguments[first].(leading); ok { // marked before: a batch sent again
-			q.Arguments[first] = l.sized
-		}
-		q.Arguments[first] = leading{sized: q.Arguments[first].(sized), statement: statement, buffers: bs}
-	}
-}
-
-// leading is a statement's first sized array, with the room that all of
-// the statement's sized arrays take (reservePlan), and the Buffers that
-// room is taken from.
-type leading struct {
-	sized
-	statement int
-	buffers   *Buffers
 }
 
 // reservation is a frontend message of no bytes: encoding it grows the
