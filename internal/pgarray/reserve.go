@@ -11,10 +11,11 @@ import (
 // A batch's Bind messages are appended to the connection's write buffer,
 // parameter after parameter, until the batch is flushed; after each flush
 // pgx gives the connection a new 1 KB buffer. A catch-up's batch of 2,000
-// invoices is 4-5 MB of arrays, so every batch regrew that buffer from 1 KB
-// by a quarter at a time, copying all before at each step: in a 300,000-
-// invoice catch-up, 22% of the service's CPU went to that copying, the
-// allocations and the runtime giving the freed pages back to the kernel.
+// invoices is 4-5 MB of arrays, so every batch regrew that buffer at
+// nearly every array, each time into a new allocation holding all before:
+// in a 300,000-invoice catch-up, 22% of the service's CPU went to that
+// copying, the allocations and the runtime giving the freed pages back to
+// the kernel.
 
 // minReserve is the smallest batch worth a reservation: below it, the
 // buffer's few regrowths cost less than the estimate.
