@@ -147,7 +147,7 @@ func sendEvents(ctx context.Context, tx batchSender, proj Projection, evs []even
 	if b.Len() == 0 {
 		return nil
 	}
-	pgarray.Reserve(tx.Conn().PgConn(), b)
+	pgarray.Reserve(tx.Conn(), b)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("write %s: %w", proj.Name(), err)
 	}

@@ -1,7 +1,8 @@
 // Package pgarray has array parameters that make pgx grow its parameter
 // buffer once, to their encoded size, instead of step by step; and
 // Reserve (reserve.go), which does the same for the write buffer that a
-// batch of them is sent from.
+// batch of them is sent from, and makes each statement's first array
+// grow the parameter buffer once for the whole statement.
 //
 // pgx encodes a statement's parameters into one buffer, which it shrinks to
 // 256 bytes after each statement. An array of 2,000 rendered invoices is
@@ -62,19 +63,30 @@ func tryWrapSized(value any) (pgtype.WrappedEncodePlanNextSetter, any, bool) {
 }
 
 // reservePlan makes room for the array, then encodes it as the slice it
-// is. The room is the array plus what the buffer already holds: a
-// statement's arrays go into one buffer, and growing it by just each
-// array would copy everything before it once per array.
+// is. A statement's arrays go into one buffer. A leading array (Reserve)
+// makes room for all of its statement's arrays at once; any other array
+// that does not fit makes room for itself and what the buffer already
+// holds, as growing it by just the array would copy everything before it
+// once per array.
 type reservePlan struct{ next pgtype.EncodePlan }
 
 func (p *reservePlan) SetNext(next pgtype.EncodePlan) { p.next = next }
 
 func (p *reservePlan) Encode(value any, buf []byte) ([]byte, error) {
 	s := value.(sized)
-	if n := s.encodedSize(); cap(buf)-len(buf) < n {
+	if l, ok := value.(leading); ok && cap(buf)-len(buf) < l.statement {
+		buf = slices.Grow(buf, l.statement)
+	} else if n := s.encodedSize(); cap(buf)-len(buf) < n {
 		buf = slices.Grow(buf, len(buf)+n)
 	}
 	return p.next.Encode(s.slice(), buf)
+}
+
+// leading is a statement's first Text or Int64, with the room that the
+// whole statement's parameters take (see Reserve).
+type leading struct {
+	sized
+	statement int
 }
 
 // Registered reports whether Register was called on m.
