@@ -108,30 +108,35 @@ func TestSharedPagesMoveAsAConvoy(t *testing.T) {
 				}
 			}
 			read(slow, 0) // dropped once read: no other reader was known behind it
-			for from := uint64(0); from <= 3*PageSize; from += PageSize {
+			var want []uint64
+			for from := uint64(0); from < sharedPageCount*PageSize; from += PageSize {
 				read(fast, from)
+				if from > 0 {
+					want = append(want, from)
+				}
 			}
-			if got := keptPages(p); got != "[2000 4000 6000]" {
-				t.Fatalf("kept %s, want the pages after 2000, 4000 and 6000 (both passed 0)", got)
+			if got := keptPages(p); got != fmt.Sprint(want) {
+				t.Fatalf("kept %s, want the pages after %v (both passed 0)", got, want)
 			}
-			read(fast, 4*PageSize) // a fourth page: room for it
+			read(fast, sharedPageCount*PageSize) // the last page kept: room for it
 			done := make(chan struct{})
-			go func() { defer close(done); read(fast, 5*PageSize) }()
+			go func() { defer close(done); read(fast, (sharedPageCount+1)*PageSize) }()
 			select {
 			case <-done:
-				t.Fatal("the fast one read a fifth page before the slow one took the oldest")
+				t.Fatal("the fast one read a page more before the slow one took the oldest")
 			case <-time.After(100 * time.Millisecond):
 			}
 			if !stuck {
 				read(slow, PageSize)
 			}
 			<-done
-			if want := int32(7); reads.Load() != want { // the slow one's second page was the fast one's
+			// The slow one's second page was the fast one's.
+			if want := int32(sharedPageCount + 3); reads.Load() != want {
 				t.Errorf("%d reads, want %d", reads.Load(), want)
 			}
 			if stuck {
 				started := time.Now()
-				read(fast, 6*PageSize)
+				read(fast, (sharedPageCount+2)*PageSize)
 				if waited := time.Since(started); waited > 200*time.Millisecond {
 					t.Errorf("a stuck reader was waited for again (%s)", waited)
 				}
