@@ -29,11 +29,12 @@ const queryOverhead = 256
 // Reserve grows conn's write buffer, once, to what b's Bind messages will
 // take, so that queueing them copies each parameter once. Call it right
 // before sending b on conn: the room lasts until the next flush, which
-// sending b does. The estimate counts the parameters that know their size
-// (Text and Int64) and an eighth more for the others; a short estimate
-// only costs a regrowth at the end, as before. A batch that fails before
-// it is sent (an argument pgx cannot encode) leaves the room with the
-// connection until its next flush of more than 1 KB.
+// sending b does. The estimate counts the parameters whose size paramSize
+// knows (Text, Int64 and the other arrays the projections send) and an
+// eighth more for the others; a short estimate only costs a regrowth at
+// the end, as before. A batch that fails before it is sent (an argument
+// pgx cannot encode) leaves the room with the connection until its next
+// flush of more than 1 KB.
 //
 // On a connection whose type map has Register, it also marks each
 // statement's first Text or Int64 as leading, so that pgx's parameter
@@ -65,7 +66,7 @@ func lead(b *pgx.Batch) {
 		}
 		statement := argumentsSize(q.Arguments)
 		statement += statement/16 + queryOverhead
-		q.Arguments = slices.Clone(q.Arguments) // the caller's own, when it queued args...
+		q.Arguments = slices.Clone(q.Arguments) // Queue(sql, args...) kept the caller's slice
 		s := q.Arguments[first].(sized)
 		if l, ok := s.(leading); ok { // marked before: a batch sent again
 			s = l.sized
