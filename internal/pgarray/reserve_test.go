@@ -13,6 +13,22 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
+// connect connects to a new database until the test ends.
+func connect(t *testing.T) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := conn.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return conn
+}
+
 // documentsSQL answers what the server received of nine documents
 // arrays: how many documents and their bytes. Nine arrays in one
 // statement, as the invoices' INSERT sends its columns.
@@ -41,12 +57,7 @@ func columns() []any {
 // buffer regrew at nearly every array, each time to hold all before, and
 // so did pgx's parameter buffer of each statement.
 func TestAReservedBatchArrivesWholeAndIsCopiedOnce(t *testing.T) {
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(ctx) })
+	ctx, conn := context.Background(), connect(t)
 	Register(conn.TypeMap())
 	docs, cols := documents(), columns()
 	wantN, wantBytes := int64(len(docs)+250), int64(0)
@@ -120,12 +131,7 @@ func TestSmallBatchesReserveNothing(t *testing.T) {
 // leading array on a map without Register, so Reserve leads none there,
 // and the batch still arrives whole.
 func TestAnUnregisteredConnectionSendsItsBatchAsItWas(t *testing.T) {
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(ctx) })
+	ctx, conn := context.Background(), connect(t)
 	b := &pgx.Batch{}
 	var n, bytes int64
 	b.Queue(documentsSQL, columns()...).QueryRow(func(row pgx.Row) error { return row.Scan(&n, &bytes) })
