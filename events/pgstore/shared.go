@@ -15,8 +15,8 @@ import (
 // limit, where the collector runs as often as the heap's headroom makes it:
 // with four pages, a 300,000-invoice catch-up held 64 MB live on average
 // and collected 760 times; with two, 50 MB and 430 times, and the service
-// used half the CPU. The convoy holds together with two as it did with
-// four (TestCatchingUpSubscriptionsShareFullPages).
+// spent half the core-seconds on it. The convoy holds together with two
+// as it did with four (TestCatchingUpSubscriptionsShareFullPages).
 const sharedPageCount = 2
 
 // DefaultConvoyPatience is how long a subscription that would read a new
