@@ -44,44 +44,46 @@ const queryOverhead = 256
 // service's memory limit, every such allocation makes the collector run
 // sooner. Elsewhere pgx could not encode a leading array.
 func Reserve(conn *pgx.Conn, b *pgx.Batch) {
-	n := batchSize(b)
+	sizes, n := statementSizes(b)
 	if n < minReserve {
 		return
 	}
 	if Registered(conn.TypeMap()) {
-		lead(b)
+		lead(b, sizes)
 	}
 	conn.PgConn().Frontend().Send(reservation(n))
 }
 
 // lead marks each statement's first sized array as leading, with the room
-// that the statement's arguments take, and a sixteenth more for those
-// paramSize does not know: past it, pgx would grow the buffer once more,
-// copying all of it.
-func lead(b *pgx.Batch) {
-	for _, q := range b.QueuedQueries {
+// that the statement takes (sizes, from statementSizes), and a sixteenth
+// more for the arguments paramSize does not know: past it, pgx would grow
+// the buffer once more, copying all of it.
+func lead(b *pgx.Batch, sizes []int) {
+	for i, q := range b.QueuedQueries {
 		first := slices.IndexFunc(q.Arguments, func(arg any) bool { _, ok := arg.(sized); return ok })
 		if first < 0 {
 			continue
 		}
-		statement := argumentsSize(q.Arguments)
-		statement += statement/16 + queryOverhead
 		q.Arguments = slices.Clone(q.Arguments) // Queue(sql, args...) kept the caller's slice
 		s := q.Arguments[first].(sized)
 		if l, ok := s.(leading); ok { // marked before: a batch sent again
 			s = l.sized
 		}
-		q.Arguments[first] = leading{sized: s, statement: statement}
+		q.Arguments[first] = leading{sized: s, statement: sizes[i] + sizes[i]/16}
 	}
 }
 
-// batchSize estimates the bytes b's statements send.
-func batchSize(b *pgx.Batch) int {
-	n := 0
-	for _, q := range b.QueuedQueries {
-		n += queryOverhead + argumentsSize(q.Arguments)
+// statementSizes estimates the bytes each of b's statements sends (what
+// paramSize knows of its arguments, and queryOverhead), and the whole
+// batch's: their sum and an eighth more. Each argument is sized once, for
+// the write buffer and the leading arrays alike.
+func statementSizes(b *pgx.Batch) (sizes []int, batch int) {
+	sizes = make([]int, len(b.QueuedQueries))
+	for i, q := range b.QueuedQueries {
+		sizes[i] = queryOverhead + argumentsSize(q.Arguments)
+		batch += sizes[i]
 	}
-	return n + n/8
+	return sizes, batch + batch/8
 }
 
 // argumentsSize is the binary encoding of a statement's arguments that

@@ -119,11 +119,12 @@ func TestAReservedBatchArrivesWholeAndIsCopiedOnce(t *testing.T) {
 func TestSmallBatchesReserveNothing(t *testing.T) {
 	b := &pgx.Batch{}
 	b.Queue(documentsSQL, Text{"a", "b"})
-	if n := batchSize(b); n >= minReserve {
+	if _, n := statementSizes(b); n >= minReserve {
 		t.Fatalf("a two-document batch is estimated at %d bytes", n)
 	}
 	b.Queue(documentsSQL, columns()...)
-	if n, need := batchSize(b), Text(documents()).encodedSize(); n < need {
+	need := Text(documents()).encodedSize()
+	if _, n := statementSizes(b); n < need {
 		t.Fatalf("a batch with %d bytes of documents is estimated at %d", need, n)
 	}
 }
