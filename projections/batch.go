@@ -81,13 +81,17 @@ func applyBatchCarefully(ctx context.Context, pool *pgxpool.Pool, proj Projectio
 }
 
 // writeBatch writes the events' statements and finish's in one
-// transaction. The live tables need no settings, so the batch goes as one
-// implicit transaction: one round trip, committed at its end, rolled back
-// entirely by any error (queueCAS fails on the server for that reason). A
-// rebuild's batch sets its schema and commit mode first, in an explicit
+// transaction. The live tables need no settings, so a batch of statements
+// alone goes as one implicit transaction: one round trip, committed at its
+// end, rolled back entirely by any error (queueCAS fails on the server for
+// that reason). A batch that copies rows (bulkWrite) and a rebuild's batch,
+// which sets its schema and commit mode first, go in an explicit
 // transaction.
 func writeBatch(ctx context.Context, pool *pgxpool.Pool, proj Projection, to target, evs []events.RecordedEvent, pre *built, finish func(*pgx.Batch)) error {
-	if to.schema == "" && !to.bulk {
+	if pre == nil {
+		pre = build(proj, evs)
+	}
+	if to.schema == "" && !to.bulk && len(pre.copies) == 0 {
 		return pool.AcquireFunc(ctx, func(c *pgxpool.Conn) error {
 			return sendEvents(ctx, c, proj, evs, pre, finish)
 		})
@@ -104,24 +108,61 @@ func writeBatch(ctx context.Context, pool *pgxpool.Pool, proj Projection, to tar
 // sendEvents.
 type batchSender interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, rows pgx.CopyFromSource) (int64, error)
 	Conn() *pgx.Conn
 }
 
-// built is a batch's statements, queued before its write (see readAhead),
-// or the error queueing them met.
+// built is a batch's writes, made before its write (see readAhead), or
+// the error making them met.
 type built struct {
+	copies     []rowCopy
 	statements *pgx.Batch
 	err        error
 }
 
-// build queues every event's statements.
+// bulkWrite is what a batchApplier makes of a batch of events: rows to
+// copy into tables, then statements, written in that order in one
+// transaction.
+type bulkWrite struct {
+	copies     []rowCopy
+	statements *pgx.Batch
+	// copyMin is the fewest rows a table's rows are copied at; fewer go in
+	// a multi-row INSERT among the statements (see copyMinRows).
+	copyMin int
+}
+
+// rowCopy is one COPY of rows into a table.
+type rowCopy struct {
+	table   string
+	columns []string
+	rows    pgx.CopyFromSource
+}
+
+// copyMinRows is the fewest rows a batch copies into a table rather than
+// inserts. A COPY streams its rows, so PostgreSQL inserts the first while
+// the last are still being encoded, and it inserts them in pages rather
+// than one at a time: 2,000 invoices take PostgreSQL about 0.6 times as
+// long as by one INSERT of unnested arrays, which must arrive whole before
+// it starts. But a COPY needs an explicit transaction, three round trips
+// more than a batch of statements alone: the batches of a service keeping
+// up with its appends (a create's one draft) stay statements, and so does
+// a catch-up's short batch.
+const copyMinRows = readAheadMin
+
+// build makes every event's writes.
 func build(proj Projection, evs []events.RecordedEvent) *built {
+	return buildCopying(proj, evs, copyMinRows)
+}
+
+// buildCopying is build with copyMin (see bulkWrite).
+func buildCopying(proj Projection, evs []events.RecordedEvent, copyMin int) *built {
 	b := &pgx.Batch{}
 	if ba, ok := proj.(batchApplier); ok {
-		if err := ba.ApplyAll(evs, b); err != nil {
+		w := bulkWrite{statements: b, copyMin: copyMin}
+		if err := ba.ApplyAll(evs, &w); err != nil {
 			return &built{err: fmt.Errorf("apply a batch at %s: %w", evs[0].Position, &applyError{err})}
 		}
-		return &built{statements: b}
+		return &built{copies: w.copies, statements: b}
 	}
 	for _, ev := range evs {
 		if err := proj.Apply(ev, b); err != nil {
@@ -131,14 +172,19 @@ func build(proj Projection, evs []events.RecordedEvent) *built {
 	return &built{statements: b}
 }
 
-// sendEvents queues every event's statements (unless pre holds them), then
-// whatever finish adds, and sends them in one round trip.
+// sendEvents copies pre's rows, then sends its statements and whatever
+// finish adds in one round trip; pre nil: the events' writes, made now. A
+// batch that copies rows must be sent in a transaction (pgx.Tx): writeBatch
+// sees to it.
 func sendEvents(ctx context.Context, tx batchSender, proj Projection, evs []events.RecordedEvent, pre *built, finish func(*pgx.Batch)) error {
 	if pre == nil {
 		pre = build(proj, evs)
 	}
 	if pre.err != nil {
 		return pre.err
+	}
+	if err := copyRows(ctx, tx, pre.copies); err != nil {
+		return fmt.Errorf("write %s: %w", proj.Name(), err)
 	}
 	b := pre.statements
 	if finish != nil {
@@ -153,6 +199,26 @@ func sendEvents(ctx context.Context, tx batchSender, proj Projection, evs []even
 	}
 	return nil
 }
+
+// copyRows runs the copies in tx, which must be a transaction.
+func copyRows(ctx context.Context, tx batchSender, copies []rowCopy) error {
+	if len(copies) == 0 {
+		return nil
+	}
+	if _, ok := tx.(pgx.Tx); !ok {
+		return errCopyOutsideTransaction
+	}
+	for _, c := range copies {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{c.table}, c.columns, c.rows); err != nil {
+			return fmt.Errorf("copy into %s: %w", c.table, err)
+		}
+	}
+	return nil
+}
+
+// errCopyOutsideTransaction is a caller's mistake: each COPY outside a
+// transaction would commit on its own, ahead of the checkpoint.
+var errCopyOutsideTransaction = errors.New("projections: rows copied outside a transaction")
 
 // enter points the transaction at the target's schema.
 func (to target) enter(ctx context.Context, tx pgx.Tx) error {

@@ -2,11 +2,11 @@ package projections
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/invoicing/invoicing/events"
@@ -39,10 +39,7 @@ func TestBatchParametersEncodeInTheirPreferredFormat(t *testing.T) {
 	defer conn.Release()
 	m := conn.Conn().TypeMap()
 	for name, p := range map[string]batchApplier{"invoices": Invoices{}, "public events": PublicEvents{}} {
-		var b pgx.Batch
-		if err := p.ApplyAll(evs, &b); err != nil {
-			t.Fatal(err)
-		}
+		b := applyAll(t, p, evs, math.MaxInt).statements
 		if name == "invoices" && b.Len() != 4 {
 			t.Fatalf("setup: the invoices batch has %d statements, want 4 (drafts, changes, payments, reversals)", b.Len())
 		}

@@ -28,7 +28,7 @@ import (
 // path. The careful path (quarantine.go) still applies one event at a time
 // with Apply, which must have the same effect.
 type batchApplier interface {
-	ApplyAll(evs []events.RecordedEvent, batch *pgx.Batch) error
+	ApplyAll(evs []events.RecordedEvent, w *bulkWrite) error
 }
 
 // draftedRowsSQL inserts invoice rows, one element of each of $1..$30 per
@@ -87,8 +87,9 @@ func (a *settlementArrays) add(s events.Settlement) {
 	a.status = append(a.status, s.PaymentStatus)
 }
 
-// ApplyAll implements batchApplier.
-func (Invoices) ApplyAll(evs []events.RecordedEvent, batch *pgx.Batch) error {
+// ApplyAll implements batchApplier. The drafts are copied when there are
+// w.copyMin of them or more (see draftedRows.write).
+func (Invoices) ApplyAll(evs []events.RecordedEvent, w *bulkWrite) error {
 	var (
 		rows    draftedRows
 		changes lifecycleChanges
@@ -106,8 +107,8 @@ func (Invoices) ApplyAll(evs []events.RecordedEvent, batch *pgx.Batch) error {
 			return err
 		}
 	}
-	rows.queue(batch)
-	changes.queue(batch)
+	rows.write(w)
+	changes.queue(w.statements)
 	return nil
 }
 

@@ -94,14 +94,74 @@ func (PublicEvents) Apply(ev events.RecordedEvent, batch *pgx.Batch) error {
 }
 
 // ApplyAll implements batchApplier: every public event of the batch in
-// one INSERT.
-func (PublicEvents) ApplyAll(evs []events.RecordedEvent, batch *pgx.Batch) error {
+// one INSERT, or one copy from w.copyMin events on (see write).
+func (PublicEvents) ApplyAll(evs []events.RecordedEvent, w *bulkWrite) error {
 	var rows publicIndexRows
 	for _, ev := range evs {
 		if err := rows.add(ev); err != nil {
 			return err
 		}
 	}
-	rows.queue(batch)
+	rows.write(w)
 	return nil
 }
+
+// publicEventColumns are the columns a copy of public events fills, in the
+// order of publicEventsCopy's values.
+var publicEventColumns = []string{"position_hi", "position_lo", "id", "account_id", "company_id", "resource_id",
+	"type", "stream_name", "revision", "created_at", "version"}
+
+// write adds the rows to w: copied when there are w.copyMin or more and
+// every company and resource id is in the service's form, otherwise in
+// one INSERT, as draftedRows.write does and for the same reasons.
+func (r *publicIndexRows) write(w *bulkWrite) {
+	if len(r.id) >= w.copyMin {
+		if c, ok := r.copy(); ok {
+			w.copies = append(w.copies, rowCopy{table: "public_events", columns: publicEventColumns, rows: c})
+			return
+		}
+	}
+	r.queue(w.statements)
+}
+
+// publicEventsCopy is the rows of a publicIndexRows as a
+// pgx.CopyFromSource.
+type publicEventsCopy struct {
+	r                 *publicIndexRows
+	company, resource [][16]byte
+	next              int // the row Values returns is next-1
+	values            []any
+}
+
+// copy parses the rows' company and resource ids; false if one is not in
+// the service's form (canonicalUUID).
+func (r *publicIndexRows) copy() (*publicEventsCopy, bool) {
+	n := len(r.id)
+	c := &publicEventsCopy{r: r, company: make([][16]byte, n), resource: make([][16]byte, n), values: make([]any, len(publicEventColumns))}
+	for i := range n {
+		var company, resource bool
+		c.company[i], company = canonicalUUID(r.company[i])
+		c.resource[i], resource = canonicalUUID(r.resource[i])
+		if !company || !resource {
+			return nil, false
+		}
+	}
+	return c, true
+}
+
+// Next implements pgx.CopyFromSource.
+func (c *publicEventsCopy) Next() bool {
+	c.next++
+	return c.next <= len(c.company)
+}
+
+// Values implements pgx.CopyFromSource, in a slice the next call reuses.
+func (c *publicEventsCopy) Values() ([]any, error) {
+	r, i, v := c.r, c.next-1, c.values
+	v[0], v[1], v[2], v[3], v[4], v[5] = r.hi[i], r.lo[i], r.id[i], r.account[i], c.company[i], c.resource[i]
+	v[6], v[7], v[8], v[9], v[10] = r.typ[i], r.stream[i], r.revision[i], r.createdAt[i], r.version[i]
+	return v, nil
+}
+
+// Err implements pgx.CopyFromSource: the rows were checked by copy.
+func (c *publicEventsCopy) Err() error { return nil }

@@ -2,11 +2,11 @@ package projections
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/invoicing/invoicing/events"
 )
@@ -82,26 +82,27 @@ func TestPublicEventsIndexPublicEventsOnlyAndARebuildWritesTheSameRows(t *testin
 		t.Errorf("after the rebuild:\n%s\nbefore:\n%s", strings.Join(after, "\n"), strings.Join(before, "\n"))
 	}
 
-	// ApplyAll (one INSERT for the batch) writes what Apply, one event at
-	// a time, writes.
+	// ApplyAll (one INSERT or one copy for the batch) writes what Apply,
+	// one event at a time, writes.
 	evs, err := e.store.ReadAll(context.Background(), events.Position{}, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b pgx.Batch
-	if err := (PublicEvents{}).ApplyAll(evs, &b); err != nil || b.Len() != 1 {
-		t.Fatalf("ApplyAll of %d events queued %d statements (%v), want one INSERT", len(evs), b.Len(), err)
+	if w := applyAll(t, PublicEvents{}, evs, math.MaxInt); w.statements.Len() != 1 || len(w.copies) != 0 {
+		t.Fatalf("ApplyAll of %d events queued %d statements and %d copies, want one INSERT", len(evs), w.statements.Len(), len(w.copies))
 	}
-	for name, p := range map[string]Projection{"ApplyAll": PublicEvents{}, "Apply": oneByOne{PublicEvents{}}} {
-		if _, err := e.pool.Exec(context.Background(), `TRUNCATE public_events`); err != nil {
-			t.Fatal(err)
-		}
-		if err := writeBatch(context.Background(), e.pool, p, target{}, evs, nil, nil); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if got := publicEventRows(t, e); strings.Join(got, "\n") != strings.Join(before, "\n") {
-			t.Errorf("%s wrote:\n%s\nthe runner wrote:\n%s", name, strings.Join(got, "\n"), strings.Join(before, "\n"))
-		}
+	if w := applyAll(t, PublicEvents{}, evs, 1); w.statements.Len() != 0 || len(w.copies) != 1 {
+		t.Fatalf("ApplyAll of %d events, copying, queued %d statements and %d copies, want one copy", len(evs), w.statements.Len(), len(w.copies))
+	}
+	const dump = `SELECT json_agg(p ORDER BY position_hi, position_lo)::text FROM public_events p`
+	var runner string
+	if err := e.pool.QueryRow(context.Background(), dump).Scan(&runner); err != nil {
+		t.Fatal(err)
+	}
+	written := writeEachWay(t, e, PublicEvents{}, evs, "public_events", dump)
+	sameEachWay(t, written)
+	if written["Apply"] != runner {
+		t.Errorf("Apply wrote:\n%s\nthe runner wrote:\n%s", written["Apply"], runner)
 	}
 }
 

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/invoicing/invoicing/events"
 )
@@ -205,37 +205,17 @@ func TestInvoicesApplyAllWritesWhatApplyWritesForTheSettlementsEvents(t *testing
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b pgx.Batch
-	if err := (Invoices{}).ApplyAll(evs, &b); err != nil {
-		t.Fatal(err)
+	if w := applyAll(t, Invoices{}, evs, math.MaxInt); w.statements.Len() != 4 {
+		t.Fatalf("ApplyAll queued %d statements, want 4 (drafts, changes, payments, reversals)", w.statements.Len())
 	}
-	if b.Len() != 4 {
-		t.Fatalf("ApplyAll queued %d statements, want 4 (drafts, changes, payments, reversals)", b.Len())
-	}
-	tables := map[string]string{}
-	for name, p := range map[string]Projection{"ApplyAll": Invoices{}, "Apply": oneByOne{Invoices{}}} {
-		if _, err := e.pool.Exec(ctx, `TRUNCATE invoices, invoice_payments`); err != nil {
-			t.Fatal(err)
-		}
-		if err := writeBatch(ctx, e.pool, p, target{}, evs, nil, nil); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		var table string
-		err := e.pool.QueryRow(ctx, `SELECT (SELECT json_agg(i ORDER BY id) FROM invoices i)::text || 
-			(SELECT json_agg(p ORDER BY id) FROM invoice_payments p)::text`).Scan(&table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tables[name] = table
-	}
+	tables := writeEachWay(t, e, Invoices{}, evs, "invoices, invoice_payments", `SELECT (SELECT json_agg(i ORDER BY id) FROM invoices i)::text ||
+			(SELECT json_agg(p ORDER BY id) FROM invoice_payments p)::text`)
 	for _, status := range events.PaymentStatuses {
 		if !strings.Contains(tables["Apply"], `"payment_status":"`+status+`"`) {
 			t.Fatalf("setup: no invoice %s: %s", status, tables["Apply"])
 		}
 	}
-	if tables["ApplyAll"] != tables["Apply"] {
-		t.Fatalf("ApplyAll wrote\n%s\nApply wrote\n%s", tables["ApplyAll"], tables["Apply"])
-	}
+	sameEachWay(t, tables)
 }
 
 // A CreditNoteIssued is a credit_notes row that copies the event: its
