@@ -146,8 +146,8 @@ type rowCopy struct {
 // it starts. But a COPY needs an explicit transaction, three round trips
 // more than a batch of statements alone: the batches of a service keeping
 // up with its appends (a create's one draft) stay statements, and so does
-// a catch-up's short batch.
-const copyMinRows = readAheadMin
+// a catch-up's short batch, whose rows cost less than those round trips.
+const copyMinRows = 100
 
 // build makes every event's writes.
 func build(proj Projection, evs []events.RecordedEvent) *built {

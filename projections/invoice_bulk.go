@@ -10,12 +10,13 @@ import (
 )
 
 // A batch of events applied in two statements, whatever its length: every
-// InvoiceDrafted of the batch in one multi-row INSERT, then every change of
-// the later events (InvoiceRevised, InvoiceIssued, InvoiceVoided,
-// CreditNoteIssued, PaymentRecorded, PaymentReversed) in one multi-row
-// UPDATE, folded per invoice in stream order; then the batch's payments in
-// one multi-row INSERT and its reversals in one UPDATE (a payment's
-// reversal follows its recording, so the INSERT runs first). PostgreSQL plans and executes each once
+// InvoiceDrafted of the batch in one multi-row INSERT (or one COPY, see
+// draftedRows.write), then every change of the later events
+// (InvoiceRevised, InvoiceIssued, InvoiceVoided, CreditNoteIssued,
+// PaymentRecorded, PaymentReversed) in one multi-row UPDATE, folded per
+// invoice in stream order; then the batch's payments in one multi-row
+// INSERT and its reversals in one UPDATE (a payment's reversal follows its
+// recording, so the INSERT runs first). PostgreSQL plans and executes each once
 // instead of once per event. That is most of a catch-up or a rebuild, where
 // batches hold thousands of events and every tenth invoice is issued.
 //
