@@ -138,6 +138,37 @@ type rowCopy struct {
 	rows    pgx.CopyFromSource
 }
 
+// addRows adds n rows for table: copied (columns, from the source copy
+// makes) when there are w.copyMin or more and copy can make one, otherwise
+// queued by insert in one multi-row INSERT. copy says false when a value
+// must go to the server's casts (see draftedRows.write).
+func (w *bulkWrite) addRows(n int, table string, columns []string, copy func() (pgx.CopyFromSource, bool), insert func(*pgx.Batch)) {
+	if n == 0 {
+		return
+	}
+	if n >= w.copyMin {
+		if rows, ok := copy(); ok {
+			w.copies = append(w.copies, rowCopy{table: table, columns: columns, rows: rows})
+			return
+		}
+	}
+	insert(w.statements)
+}
+
+// rowCursor is a copy source's position: Values returns row next-1 of
+// rows. The sources check their rows before the copy starts, so none
+// fails midway (Err).
+type rowCursor struct{ next, rows int }
+
+// Next implements pgx.CopyFromSource.
+func (c *rowCursor) Next() bool {
+	c.next++
+	return c.next <= c.rows
+}
+
+// Err implements pgx.CopyFromSource.
+func (c *rowCursor) Err() error { return nil }
+
 // copyMinRows is the fewest rows a batch copies into a table rather than
 // inserts. A COPY streams its rows, so PostgreSQL inserts the first while
 // the last are still being encoded, and it inserts them in pages rather

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/invoicing/invoicing/events"
@@ -29,24 +30,18 @@ var draftedColumns = []string{"id", "company_id", "account_id", "customer_id", "
 // (unique_violation), and the careful path's INSERTs skip that row, as the
 // batch's INSERT would have.
 func (r *draftedRows) write(w *bulkWrite) {
-	if len(r.id) == 0 {
-		return
-	}
-	if len(r.id) >= w.copyMin {
-		if c, ok := r.copy(); ok {
-			w.copies = append(w.copies, rowCopy{table: "invoices", columns: draftedColumns, rows: c})
-			return
-		}
-	}
-	r.queue(w.statements)
+	w.addRows(len(r.id), "invoices", draftedColumns, func() (pgx.CopyFromSource, bool) {
+		c, ok := r.copy()
+		return c, ok
+	}, r.queue)
 }
 
 // draftedCopy is the rows of a draftedRows as a pgx.CopyFromSource.
 type draftedCopy struct {
+	rowCursor
 	r                         *draftedRows
 	ids, companies, customers [][16]byte
 	issueDates, dueDates      []pgtype.Date
-	next                      int // the row Values returns is next-1
 	values                    []any
 }
 
@@ -54,7 +49,7 @@ type draftedCopy struct {
 // service's form (canonicalUUID, canonicalDate).
 func (r *draftedRows) copy() (*draftedCopy, bool) {
 	n := len(r.id)
-	c := &draftedCopy{r: r, ids: make([][16]byte, n), companies: make([][16]byte, n), customers: make([][16]byte, n),
+	c := &draftedCopy{rowCursor: rowCursor{rows: n}, r: r, ids: make([][16]byte, n), companies: make([][16]byte, n), customers: make([][16]byte, n),
 		issueDates: make([]pgtype.Date, n), dueDates: make([]pgtype.Date, n), values: make([]any, len(draftedColumns))}
 	for i := range n {
 		var ok [5]bool
@@ -93,12 +88,6 @@ func canonicalDate(s string) (pgtype.Date, bool) {
 	return pgtype.Date{Time: t, Valid: true}, true
 }
 
-// Next implements pgx.CopyFromSource.
-func (c *draftedCopy) Next() bool {
-	c.next++
-	return c.next <= len(c.ids)
-}
-
 // Values implements pgx.CopyFromSource: the row's values in
 // draftedColumns' order, in a slice that the next call reuses (pgx encodes
 // a row before it asks for the next).
@@ -114,6 +103,3 @@ func (c *draftedCopy) Values() ([]any, error) {
 	v[28], v[29], v[30], v[31] = r.settled.paid[i], r.settled.due[i], r.settled.refundable[i], r.settled.status[i]
 	return v, nil
 }
-
-// Err implements pgx.CopyFromSource: the rows were checked by copy.
-func (c *draftedCopy) Err() error { return nil }

@@ -115,21 +115,18 @@ var publicEventColumns = []string{"position_hi", "position_lo", "id", "account_i
 // every company and resource id is in the service's form, otherwise in
 // one INSERT, as draftedRows.write does and for the same reasons.
 func (r *publicIndexRows) write(w *bulkWrite) {
-	if len(r.id) >= w.copyMin {
-		if c, ok := r.copy(); ok {
-			w.copies = append(w.copies, rowCopy{table: "public_events", columns: publicEventColumns, rows: c})
-			return
-		}
-	}
-	r.queue(w.statements)
+	w.addRows(len(r.id), "public_events", publicEventColumns, func() (pgx.CopyFromSource, bool) {
+		c, ok := r.copy()
+		return c, ok
+	}, r.queue)
 }
 
 // publicEventsCopy is the rows of a publicIndexRows as a
 // pgx.CopyFromSource.
 type publicEventsCopy struct {
+	rowCursor
 	r                 *publicIndexRows
 	company, resource [][16]byte
-	next              int // the row Values returns is next-1
 	values            []any
 }
 
@@ -137,7 +134,7 @@ type publicEventsCopy struct {
 // the service's form (canonicalUUID).
 func (r *publicIndexRows) copy() (*publicEventsCopy, bool) {
 	n := len(r.id)
-	c := &publicEventsCopy{r: r, company: make([][16]byte, n), resource: make([][16]byte, n), values: make([]any, len(publicEventColumns))}
+	c := &publicEventsCopy{rowCursor: rowCursor{rows: n}, r: r, company: make([][16]byte, n), resource: make([][16]byte, n), values: make([]any, len(publicEventColumns))}
 	for i := range n {
 		var company, resource bool
 		c.company[i], company = canonicalUUID(r.company[i])
@@ -149,12 +146,6 @@ func (r *publicIndexRows) copy() (*publicEventsCopy, bool) {
 	return c, true
 }
 
-// Next implements pgx.CopyFromSource.
-func (c *publicEventsCopy) Next() bool {
-	c.next++
-	return c.next <= len(c.company)
-}
-
 // Values implements pgx.CopyFromSource, in a slice the next call reuses.
 func (c *publicEventsCopy) Values() ([]any, error) {
 	r, i, v := c.r, c.next-1, c.values
@@ -162,6 +153,3 @@ func (c *publicEventsCopy) Values() ([]any, error) {
 	v[6], v[7], v[8], v[9], v[10] = r.typ[i], r.stream[i], r.revision[i], r.createdAt[i], r.version[i]
 	return v, nil
 }
-
-// Err implements pgx.CopyFromSource: the rows were checked by copy.
-func (c *publicEventsCopy) Err() error { return nil }
