@@ -163,3 +163,43 @@ func recordedDraft(t *testing.T, d events.InvoiceDrafted, lo uint64) events.Reco
 	return events.RecordedEvent{Stream: stream, Type: events.TypeInvoiceDrafted, Data: data, Metadata: []byte(`{}`),
 		ID: events.EventID(stream, 0), Position: events.NewPosition(1, lo+1), RecordedAt: d.CreatedAt}
 }
+
+// A rebuild copies into its shadow tables, not the live ones: the
+// rebuilt invoices and public events are what the live runner wrote. The
+// live tables are emptied first, so that a copy into them would succeed
+// and leave the shadow tables, which the rebuild swaps in, empty.
+func TestARebuildCopiesIntoItsOwnTables(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	evs := appendDrafts(t, e, copyMinRows+5)
+	mustCopy(t, evs)
+	runAll(t, e, evs[len(evs)-1].Position)
+	const dump = `SELECT coalesce((SELECT json_agg(i ORDER BY id) FROM invoices i)::text, 'no invoices') ||
+		coalesce((SELECT json_agg(p ORDER BY position_hi, position_lo) FROM public_events p)::text, ', no public events')`
+	var live string
+	if err := e.pool.QueryRow(ctx, dump).Scan(&live); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pool.Exec(ctx, `TRUNCATE invoices, public_events`); err != nil {
+		t.Fatal(err)
+	}
+	r := &Rebuilder{Store: e.store, Pool: e.pool, Logger: quiet}
+	for _, p := range []Projection{Invoices{}, PublicEvents{}} {
+		if pre := build(p, evs); len(pre.copies) != 1 {
+			t.Fatalf("setup: a rebuild of %s from %d drafts made %d copies, want 1", p.Name(), len(evs), len(pre.copies))
+		}
+		if err := r.Rebuild(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rebuilt string
+	if err := e.pool.QueryRow(ctx, dump).Scan(&rebuilt); err != nil {
+		t.Fatal(err)
+	}
+	if rebuilt != live {
+		t.Fatalf("rebuilt:\n%.600s\nthe runner wrote:\n%.600s", rebuilt, live)
+	}
+	if n := invoiceCount(t, e); n != len(evs) {
+		t.Fatalf("%d invoices after the rebuilds, want %d", n, len(evs))
+	}
+}
