@@ -4,6 +4,8 @@
 -- reads them from the index alone once VACUUM has marked the table's pages
 -- all-visible (an index-only scan), instead of fetching every skipped
 -- event's row. Same key and same name: every other plan stays as it was.
+-- Built in the migration's transaction, so appends wait for it: seconds for
+-- a million events.
 CREATE INDEX events_global_order_typed ON events (tx_id, global_position) INCLUDE (event_type);
 DROP INDEX events_global_order;
 ALTER INDEX events_global_order_typed RENAME TO events_global_order;
