@@ -1,8 +1,6 @@
 package projections
 
 import (
-	"time"
-
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -78,14 +76,11 @@ func canonicalUUID(s string) ([16]byte, bool) {
 	return u, err == nil
 }
 
-// canonicalDate parses a date written YYYY-MM-DD, from year 1 on: year 0
-// is no year to PostgreSQL, which the server's cast would refuse.
+// canonicalDate parses a date as the service keeps it (events.ParseDate:
+// YYYY-MM-DD from year 1 to 9999); the server's cast would refuse a year 0.
 func canonicalDate(s string) (pgtype.Date, bool) {
-	t, err := time.Parse(time.DateOnly, s)
-	if err != nil || t.Year() < 1 || t.Format(time.DateOnly) != s {
-		return pgtype.Date{}, false
-	}
-	return pgtype.Date{Time: t, Valid: true}, true
+	t, err := events.ParseDate(s)
+	return pgtype.Date{Time: t, Valid: err == nil}, err == nil
 }
 
 // Values implements pgx.CopyFromSource: the row's values in
