@@ -108,6 +108,7 @@ func runScaleCommand(ctx context.Context, args []string, getenv func(string) str
 	fs.IntVar(&cfg.Clients, "clients", envInt(getenv, "BENCH_SCALE_CLIENTS", DefaultScaleClients), "clients of the loaded latency runs (env BENCH_SCALE_CLIENTS)")
 	fs.IntVar(&cfg.Requests, "requests", 2000, "requests per case at -clients")
 	fs.IntVar(&cfg.SerialRequests, "serial-requests", 300, "requests per case at 1 client")
+	fs.IntVar(&cfg.WarmupRequests, "warmup-requests", 200, "unmeasured requests per case at -clients before its runs, as make bench warms every phase: a pool connection's first use of a statement prepares it on a backend whose caches are cold")
 	fs.IntVar(&cfg.DeepPage, "deep-page", 1000, "deepest cursor page followed in the big company (also 10 and 100)")
 	fs.DurationVar(&cfg.Idle, "idle", 10*time.Second, "idle window for CPU and background statements")
 	fs.BoolVar(&cfg.Analyze, "analyze", true, "VACUUM ANALYZE the read models, the events and the audit chain after the catch-up, as autovacuum would in time")

@@ -27,6 +27,7 @@ type scaleConfig struct {
 	Customers      int
 	Clients        int
 	Requests       int // per case at Clients
+	WarmupRequests int // per case at Clients, unmeasured, before its runs
 	SerialRequests int // per case at 1 client
 	DeepPage       int
 	Idle           time.Duration
@@ -207,7 +208,9 @@ func runScaleBench(ctx context.Context, cfg scaleConfig) (err error) {
 	var worstGet, worstList time.Duration
 	var worstListCase string
 	for _, c := range cases {
-		fmt.Fprintf(out, "%s: %d requests at 1 client, %d at %d ...\n", c.name, cfg.SerialRequests, cfg.Requests, cfg.Clients)
+		fmt.Fprintf(out, "%s: %d requests at 1 client, %d at %d (after %d unmeasured) ...\n",
+			c.name, cfg.SerialRequests, cfg.Requests, cfg.Clients, cfg.WarmupRequests)
+		runCount(ctx, cfg.Clients, cfg.WarmupRequests, c.op)
 		serial := runCount(ctx, 1, cfg.SerialRequests, c.op)
 		loaded := runCount(ctx, cfg.Clients, cfg.Requests, c.op)
 		s1, sN := summarize(serial.Latency), summarize(loaded.Latency)
