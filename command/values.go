@@ -3,8 +3,6 @@ package command
 import (
 	"regexp"
 
-	"github.com/google/uuid"
-
 	"github.com/invoicing/invoicing/events"
 )
 
@@ -26,13 +24,11 @@ var (
 const maxIdentifiers = 20
 
 // ParseUUID is the one check of an id a client sends, in a path parameter,
-// a query filter or a body field: the 36-character hyphenated form, in
-// either case. It returns the canonical lowercase spelling, so that equal
-// ids compare equal; ok is false for anything else (braces, a urn:uuid:
-// prefix, no hyphens).
+// a query filter or a body field (events.ParseUUID). It returns the
+// canonical lowercase spelling, so that equal ids compare equal.
 func ParseUUID(s string) (canonical string, ok bool) {
-	id, err := uuid.Parse(s)
-	if err != nil || len(s) != 36 {
+	id, ok := events.ParseUUID(s)
+	if !ok {
 		return "", false
 	}
 	return id.String(), true

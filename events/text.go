@@ -5,6 +5,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/google/uuid"
 )
 
 // The rules below decide which values the write side may put into an event.
@@ -61,6 +63,18 @@ var ErrDateFormat = errors.New("must be a date (YYYY-MM-DD)")
 
 // ErrDateRange means a date lies outside MinDate..MaxDate.
 var ErrDateRange = errors.New("must be a date from 0001-01-01 to 9999-12-31")
+
+// ParseUUID is the one rule for an id the service takes in: the
+// 36-character hyphenated form, in either case, which PostgreSQL reads as
+// the same value. ok is false for anything else (braces, a urn:uuid:
+// prefix, no hyphens), which uuid.Parse alone would accept.
+func ParseUUID(s string) (id uuid.UUID, ok bool) {
+	if len(s) != 36 {
+		return uuid.UUID{}, false
+	}
+	id, err := uuid.Parse(s)
+	return id, err == nil
+}
 
 // ParseDate parses a full-date within MinDate..MaxDate.
 func ParseDate(s string) (time.Time, error) {

@@ -2,6 +2,7 @@ package events
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -53,6 +54,32 @@ func TestParseDateKeepsToFourDigitYears(t *testing.T) {
 	for _, tt := range tests {
 		if _, err := ParseDate(tt.s); !errors.Is(err, tt.want) {
 			t.Errorf("ParseDate(%q) = %v, want %v", tt.s, err, tt.want)
+		}
+	}
+}
+
+func TestParseUUIDTakesOnlyTheHyphenatedForm(t *testing.T) {
+	const id = "0190a8c4-5f3e-7b2a-9c1d-2e3f4a5b6c7d"
+	tests := []struct {
+		s    string
+		want bool
+	}{
+		{id, true},
+		{strings.ToUpper(id), true},
+		{"{" + id + "}", false},
+		{"urn:uuid:" + id, false},
+		{strings.ReplaceAll(id, "-", ""), false},
+		{id[:35], false},
+		{id[:35] + "g", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		got, ok := ParseUUID(tt.s)
+		if ok != tt.want {
+			t.Errorf("ParseUUID(%q) ok = %v, want %v", tt.s, ok, tt.want)
+		}
+		if ok && got.String() != id {
+			t.Errorf("ParseUUID(%q) = %s, want %s", tt.s, got, id)
 		}
 	}
 }

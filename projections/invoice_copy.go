@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -44,16 +43,16 @@ type draftedCopy struct {
 }
 
 // copy parses the rows' ids and dates; false if one is not in the
-// service's form (canonicalUUID, canonicalDate).
+// service's form (events.ParseUUID, canonicalDate).
 func (r *draftedRows) copy() (*draftedCopy, bool) {
 	n := len(r.id)
 	c := &draftedCopy{rowCursor: rowCursor{rows: n}, r: r, ids: make([][16]byte, n), companies: make([][16]byte, n), customers: make([][16]byte, n),
 		issueDates: make([]pgtype.Date, n), dueDates: make([]pgtype.Date, n), values: make([]any, len(draftedColumns))}
 	for i := range n {
 		var ok [5]bool
-		c.ids[i], ok[0] = canonicalUUID(r.id[i])
-		c.companies[i], ok[1] = canonicalUUID(r.companyID[i])
-		c.customers[i], ok[2] = canonicalUUID(r.customerID[i])
+		c.ids[i], ok[0] = events.ParseUUID(r.id[i])
+		c.companies[i], ok[1] = events.ParseUUID(r.companyID[i])
+		c.customers[i], ok[2] = events.ParseUUID(r.customerID[i])
 		c.issueDates[i], ok[3] = canonicalDate(r.issueDate[i])
 		ok[4] = true
 		if r.dueDate[i] != nil {
@@ -64,16 +63,6 @@ func (r *draftedRows) copy() (*draftedCopy, bool) {
 		}
 	}
 	return c, true
-}
-
-// canonicalUUID parses a UUID in the 36-character form with hyphens, which
-// PostgreSQL reads as the same value.
-func canonicalUUID(s string) ([16]byte, bool) {
-	if len(s) != 36 {
-		return [16]byte{}, false
-	}
-	u, err := uuid.Parse(s)
-	return u, err == nil
 }
 
 // canonicalDate parses a date as the service keeps it (events.ParseDate:

@@ -131,14 +131,14 @@ type publicEventsCopy struct {
 }
 
 // copy parses the rows' company and resource ids; false if one is not in
-// the service's form (canonicalUUID).
+// the service's form (events.ParseUUID).
 func (r *publicIndexRows) copy() (*publicEventsCopy, bool) {
 	n := len(r.id)
 	c := &publicEventsCopy{rowCursor: rowCursor{rows: n}, r: r, company: make([][16]byte, n), resource: make([][16]byte, n), values: make([]any, len(publicEventColumns))}
 	for i := range n {
 		var company, resource bool
-		c.company[i], company = canonicalUUID(r.company[i])
-		c.resource[i], resource = canonicalUUID(r.resource[i])
+		c.company[i], company = events.ParseUUID(r.company[i])
+		c.resource[i], resource = events.ParseUUID(r.resource[i])
 		if !company || !resource {
 			return nil, false
 		}
