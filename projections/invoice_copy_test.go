@@ -203,3 +203,25 @@ func TestARebuildCopiesIntoItsOwnTables(t *testing.T) {
 		t.Fatalf("%d invoices after the rebuilds, want %d", n, len(evs))
 	}
 }
+
+// Each COPY outside a transaction would commit on its own, ahead of the
+// checkpoint's compare-and-swap: copyRows refuses a bare connection and
+// copies nothing.
+func TestACopyOutsideATransactionIsRefused(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	evs := appendDrafts(t, e, copyMinRows)
+	pre := build(Invoices{}, evs)
+	mustCopy(t, evs)
+	conn, err := e.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if err := copyRows(ctx, conn, pre.copies); !errors.Is(err, errCopyOutsideTransaction) {
+		t.Fatalf("copyRows on a connection = %v, want errCopyOutsideTransaction", err)
+	}
+	if n := invoiceCount(t, e); n != 0 {
+		t.Fatalf("%d rows copied outside a transaction, want 0", n)
+	}
+}
