@@ -47,6 +47,17 @@ func (o *OutageReset) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, data pgx.T
 	o.failed(ctx, data.Err)
 }
 
+// TraceCopyFromStart implements pgx.CopyFromTracer: a projection's batch
+// copies its rows, and the server can go in the middle of a copy.
+func (o *OutageReset) TraceCopyFromStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceCopyFromStartData) context.Context {
+	return ctx
+}
+
+// TraceCopyFromEnd implements pgx.CopyFromTracer.
+func (o *OutageReset) TraceCopyFromEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceCopyFromEndData) {
+	o.failed(ctx, data.Err)
+}
+
 // failed resets the pool, off the failing goroutine (which still holds its
 // connection), when err says the server is gone. A statement its caller
 // cancelled says nothing about the server.
