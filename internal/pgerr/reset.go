@@ -47,6 +47,18 @@ func (o *OutageReset) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, data pgx.T
 	o.failed(ctx, data.Err)
 }
 
+// TracePrepareStart implements pgx.PrepareTracer. A copy first describes
+// its table's columns with a prepare, on a connection's first copy into
+// it, and returns that step's error without tracing the copy's end.
+func (o *OutageReset) TracePrepareStart(ctx context.Context, _ *pgx.Conn, _ pgx.TracePrepareStartData) context.Context {
+	return ctx
+}
+
+// TracePrepareEnd implements pgx.PrepareTracer.
+func (o *OutageReset) TracePrepareEnd(ctx context.Context, _ *pgx.Conn, data pgx.TracePrepareEndData) {
+	o.failed(ctx, data.Err)
+}
+
 // TraceCopyFromStart implements pgx.CopyFromTracer: a projection's batch
 // copies its rows, and the server can go in the middle of a copy.
 func (o *OutageReset) TraceCopyFromStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceCopyFromStartData) context.Context {

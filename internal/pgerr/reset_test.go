@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/invoicing/invoicing/internal/pgerr"
@@ -15,39 +14,65 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// Every kind of statement pgx traces resets the pool when the server went
-// away, and only then: a query, a batch and a copy.
-func TestOutageResetEmptiesThePoolOnlyWhenTheServerWentAway(t *testing.T) {
-	gone := &pgconn.PgError{Code: "57P01"}
-	refused := &pgconn.PgError{Code: "23505"}
-	ends := []struct {
-		name string
-		end  func(o *pgerr.OutageReset, err error)
-	}{
-		{"query", func(o *pgerr.OutageReset, err error) {
-			o.TraceQueryEnd(context.Background(), nil, pgx.TraceQueryEndData{Err: err})
-		}},
-		{"batch", func(o *pgerr.OutageReset, err error) {
-			o.TraceBatchEnd(context.Background(), nil, pgx.TraceBatchEndData{Err: err})
-		}},
-		{"copy", func(o *pgerr.OutageReset, err error) {
-			o.TraceCopyFromEnd(context.Background(), nil, pgx.TraceCopyFromEndData{Err: err})
-		}},
-	}
+// copyRow copies the row 1 into t.
+func copyRow(ctx context.Context, c *pgxpool.Conn) error {
+	_, err := c.CopyFrom(ctx, pgx.Identifier{"t"}, []string{"x"}, pgx.CopyFromRows([][]any{{1}}))
+	return err
+}
+
+// statementKinds are the ways the service talks to PostgreSQL, each traced
+// by pgx apart: a query, a batch, and a copy (a projection's bulk rows),
+// whose first use of a table on a connection describes its columns with a
+// prepare first. Each inserts the row 1 into t, after its before step, if
+// any, on the same connection.
+var statementKinds = []struct {
+	name   string
+	before func(ctx context.Context, c *pgxpool.Conn) error
+	run    func(ctx context.Context, c *pgxpool.Conn) error
+}{
+	{name: "query", run: func(ctx context.Context, c *pgxpool.Conn) error {
+		_, err := c.Exec(ctx, `INSERT INTO t VALUES (1)`)
+		return err
+	}},
+	{name: "batch", run: func(ctx context.Context, c *pgxpool.Conn) error {
+		b := &pgx.Batch{}
+		b.Queue(`INSERT INTO t VALUES (1)`)
+		return c.SendBatch(ctx, b).Close()
+	}},
+	{name: "copy, its columns described first", run: copyRow},
+	{name: "copy, its columns described before", before: func(ctx context.Context, c *pgxpool.Conn) error {
+		_, err := c.CopyFrom(ctx, pgx.Identifier{"t"}, []string{"x"}, pgx.CopyFromRows(nil))
+		return err
+	}, run: copyRow},
+}
+
+// A statement that finds its backend gone empties the pool, whichever kind
+// it is: the idle connection beside it, which pgx would otherwise find
+// dead only by failing one more request, is closed too.
+func TestOutageResetEmptiesThePoolWhenAStatementFindsTheServerGone(t *testing.T) {
 	url := pgtest.NewDatabase(t)
-	for _, tt := range ends {
-		t.Run(tt.name, func(t *testing.T) {
-			pool, o := resetPool(t, url)
-			tt.end(o, refused)
-			time.Sleep(50 * time.Millisecond)
-			if n := pool.Stat().TotalConns(); n == 0 {
-				t.Fatalf("a unique violation emptied the pool")
+	ctx := context.Background()
+	for _, kind := range statementKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			pool := resetPool(t, url)
+			used, idle := twoConnections(t, pool)
+			idle.Release()
+			if kind.before != nil {
+				if err := kind.before(ctx, used); err != nil {
+					t.Fatal(err)
+				}
 			}
-			tt.end(o, gone)
+			if _, err := pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, used.Conn().PgConn().PID()); err != nil {
+				t.Fatal(err)
+			}
+			if err := kind.run(ctx, used); !pgerr.Unavailable(err) {
+				t.Fatalf("%s on a terminated backend = %v, want an error Unavailable recognises", kind.name, err)
+			}
+			used.Release()
 			deadline := time.Now().Add(5 * time.Second)
 			for pool.Stat().TotalConns() != 0 {
 				if time.Now().After(deadline) {
-					t.Fatalf("%d connections left after the server went away, want 0", pool.Stat().TotalConns())
+					t.Fatalf("%d connections left after a %s found the server gone, want 0", pool.Stat().TotalConns(), kind.name)
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
@@ -55,9 +80,36 @@ func TestOutageResetEmptiesThePoolOnlyWhenTheServerWentAway(t *testing.T) {
 	}
 }
 
-// resetPool is a pool holding an idle connection, with an OutageReset
-// attached.
-func resetPool(t *testing.T, url string) (*pgxpool.Pool, *pgerr.OutageReset) {
+// A statement the server refuses says nothing about the server: the pool
+// keeps its connections.
+func TestOutageResetKeepsThePoolWhenAStatementIsRefused(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	for _, kind := range statementKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			pool := resetPool(t, url)
+			used, idle := twoConnections(t, pool)
+			idle.Release()
+			if kind.before != nil {
+				if err := kind.before(ctx, used); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := kind.run(ctx, used); err == nil || pgerr.Unavailable(err) {
+				t.Fatalf("%s of a duplicate key = %v, want a refusal", kind.name, err)
+			}
+			used.Release()
+			time.Sleep(100 * time.Millisecond)
+			if n := pool.Stat().TotalConns(); n != 2 {
+				t.Fatalf("%d connections after a refused %s, want the 2 kept", n, kind.name)
+			}
+		})
+	}
+}
+
+// resetPool is a pool with an OutageReset attached, over a database
+// holding t with the row 1.
+func resetPool(t *testing.T, url string) *pgxpool.Pool {
 	t.Helper()
 	o := &pgerr.OutageReset{}
 	cfg, err := pgxpool.ParseConfig(url)
@@ -71,8 +123,23 @@ func resetPool(t *testing.T, url string) (*pgxpool.Pool, *pgerr.OutageReset) {
 	}
 	t.Cleanup(pool.Close)
 	o.Attach(pool)
-	if err := pool.Ping(context.Background()); err != nil {
+	_, err = pool.Exec(context.Background(), `CREATE TABLE IF NOT EXISTS t (x int PRIMARY KEY); INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING`)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return pool, o
+	return pool
+}
+
+// twoConnections acquires two of pool's connections.
+func twoConnections(t *testing.T, pool *pgxpool.Pool) (*pgxpool.Conn, *pgxpool.Conn) {
+	t.Helper()
+	var conns [2]*pgxpool.Conn
+	for i := range conns {
+		c, err := pool.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = c
+	}
+	return conns[0], conns[1]
 }
