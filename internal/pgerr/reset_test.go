@@ -54,14 +54,7 @@ func TestOutageResetEmptiesThePoolWhenAStatementFindsTheServerGone(t *testing.T)
 	ctx := context.Background()
 	for _, kind := range statementKinds {
 		t.Run(kind.name, func(t *testing.T) {
-			pool := resetPool(t, url)
-			used, idle := twoConnections(t, pool)
-			idle.Release()
-			if kind.before != nil {
-				if err := kind.before(ctx, used); err != nil {
-					t.Fatal(err)
-				}
-			}
+			pool, used := usedConnection(t, url, kind.before)
 			if _, err := pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, used.Conn().PgConn().PID()); err != nil {
 				t.Fatal(err)
 			}
@@ -87,14 +80,7 @@ func TestOutageResetKeepsThePoolWhenAStatementIsRefused(t *testing.T) {
 	ctx := context.Background()
 	for _, kind := range statementKinds {
 		t.Run(kind.name, func(t *testing.T) {
-			pool := resetPool(t, url)
-			used, idle := twoConnections(t, pool)
-			idle.Release()
-			if kind.before != nil {
-				if err := kind.before(ctx, used); err != nil {
-					t.Fatal(err)
-				}
-			}
+			pool, used := usedConnection(t, url, kind.before)
 			if err := kind.run(ctx, used); err == nil || pgerr.Unavailable(err) {
 				t.Fatalf("%s of a duplicate key = %v, want a refusal", kind.name, err)
 			}
@@ -130,9 +116,12 @@ func resetPool(t *testing.T, url string) *pgxpool.Pool {
 	return pool
 }
 
-// twoConnections acquires two of pool's connections.
-func twoConnections(t *testing.T, pool *pgxpool.Pool) (*pgxpool.Conn, *pgxpool.Conn) {
+// usedConnection is a pool with an OutageReset attached (resetPool)
+// holding two connections: one idle, and the other acquired, which it
+// returns after before, if any, ran on it.
+func usedConnection(t *testing.T, url string, before func(context.Context, *pgxpool.Conn) error) (*pgxpool.Pool, *pgxpool.Conn) {
 	t.Helper()
+	pool := resetPool(t, url)
 	var conns [2]*pgxpool.Conn
 	for i := range conns {
 		c, err := pool.Acquire(context.Background())
@@ -141,5 +130,11 @@ func twoConnections(t *testing.T, pool *pgxpool.Pool) (*pgxpool.Conn, *pgxpool.C
 		}
 		conns[i] = c
 	}
-	return conns[0], conns[1]
+	conns[1].Release()
+	if before != nil {
+		if err := before(context.Background(), conns[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pool, conns[0]
 }
