@@ -37,12 +37,15 @@ func invoiceCount(t *testing.T, e env) int {
 	return n
 }
 
-// mustCopy fails unless a batch of evs copies its drafts.
-func mustCopy(t *testing.T, evs []events.RecordedEvent) {
+// mustCopy fails unless a batch of evs copies its drafts, and returns the
+// batch's writes.
+func mustCopy(t *testing.T, evs []events.RecordedEvent) *built {
 	t.Helper()
-	if pre := build(Invoices{}, evs); len(pre.copies) != 1 {
+	pre := build(Invoices{}, evs)
+	if len(pre.copies) != 1 {
 		t.Fatalf("setup: a batch of %d drafts made %d copies, want 1 (copyMinRows %d)", len(evs), len(pre.copies), copyMinRows)
 	}
+	return pre
 }
 
 // A batch that copies its drafts writes them in the transaction of its
@@ -211,8 +214,7 @@ func TestACopyOutsideATransactionIsRefused(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	evs := appendDrafts(t, e, copyMinRows)
-	pre := build(Invoices{}, evs)
-	mustCopy(t, evs)
+	pre := mustCopy(t, evs)
 	conn, err := e.pool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
