@@ -48,7 +48,25 @@ type Cluster struct {
 // With no settings the server runs with PostgreSQL's defaults: fsync,
 // synchronous_commit and full_page_writes on.
 func Start(settings []string) (*Cluster, error) {
-	settings = slices.Clone(settings)
+	return StartWith(Options{Settings: settings})
+}
+
+// Options are what StartWith starts a cluster with.
+type Options struct {
+	// Settings are the postmaster's -c settings, as Start's.
+	Settings []string
+	// HugePages, when set, is told after initdb how many huge pages the
+	// server's shared memory takes with Settings (PostgreSQL's
+	// shared_memory_size_in_huge_pages) and answers whether that many are
+	// there for it: the server then starts with huge_pages=on, else with
+	// huge_pages=off. It is not called where PostgreSQL has no huge pages
+	// (not Linux); the server then starts with huge_pages=off.
+	HugePages func(need int) (bool, error)
+}
+
+// StartWith is Start with the options of o.
+func StartWith(o Options) (*Cluster, error) {
+	settings := slices.Clone(o.Settings)
 	bin, err := findBinDir()
 	if err != nil {
 		return nil, err
@@ -71,6 +89,14 @@ func Start(settings []string) (*Cluster, error) {
 	if err := s.prepare(); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
+	}
+	if o.HugePages != nil {
+		setting, err := s.hugePagesSetting(o.HugePages)
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		s.settings = append(s.settings, setting)
 	}
 	for attempt := 1; ; attempt++ {
 		port, err := FreePort()
