@@ -32,6 +32,10 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	return ErrUsage
 }
 
+// hugePagesUsage is the -huge-pages flag of both commands.
+const hugePagesUsage = "PostgreSQL's shared memory in huge pages: the machine's free ones, or reserved for the run (vm.nr_hugepages, as root) and given back; " +
+	"false: 4 kB pages, each a page fault on every connection's first touch"
+
 // settings is a repeatable -pg flag.
 type settings []string
 
@@ -77,6 +81,7 @@ func runServiceCommand(ctx context.Context, args []string, getenv func(string) s
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work directory (service log, pgbench logs)")
 	fs.StringVar(&cfg.DBParams, "db-params", "", "query parameters added to the service's DATABASE_URL, e.g. pool_max_conns=16 (default none: the service's own pool size)")
 	fs.Var((*settings)(&cfg.ServiceEnv), "service-env", "an extra KEY=VALUE setting of serve, e.g. AUDIT_SEALER=off (repeatable)")
+	fs.BoolVar(&cfg.HugePages, "huge-pages", true, hugePagesUsage)
 	fs.Var(&pg, "pg", "extra PostgreSQL setting name=value (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return ErrUsage
@@ -118,6 +123,7 @@ func runScaleCommand(ctx context.Context, args []string, getenv func(string) str
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work directory (service log)")
 	fs.StringVar(&cfg.DBParams, "db-params", "", "query parameters added to the service's DATABASE_URL, e.g. pool_max_conns=16")
 	fs.Var((*settings)(&cfg.ServiceEnv), "service-env", "an extra KEY=VALUE setting of serve, e.g. GOGC=200 (repeatable)")
+	fs.BoolVar(&cfg.HugePages, "huge-pages", true, hugePagesUsage)
 	fs.Var(&pg, "pg", "extra PostgreSQL setting name=value (repeatable)")
 	fs.IntVar(&cfg.StatsTop, "pg-stats", 0, "if > 0, preload pg_stat_statements and print this many top statements of the catch-up")
 	if err := fs.Parse(args); err != nil {

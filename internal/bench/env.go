@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -45,20 +46,37 @@ func loadAvg() string {
 }
 
 // startPostgres starts the benchmark's server with default durability plus
-// extra settings, and says so.
-func startPostgres(out io.Writer, extra []string) (*pgcluster.Cluster, error) {
+// extra settings, its shared memory in huge pages when huge is set and the
+// machine has them or lets them be reserved (hugePages), and says so. Stop
+// it with stopPostgres.
+func startPostgres(out io.Writer, extra []string, huge bool) (*pgcluster.Cluster, *hugePages, error) {
 	settings := append([]string{
 		// Explicit although they are the defaults: the point of this
 		// cluster, unlike the test one, is durable commits.
 		"fsync=on", "synchronous_commit=on", "full_page_writes=on",
 	}, extra...)
-	c, err := pgcluster.Start(settings)
+	pages := machineHugePages()
+	decide := pages.decide
+	if !huge {
+		decide = func(int) (bool, error) { pages.Note = "off (-huge-pages=false)"; return false, nil }
+	}
+	c, err := pgcluster.StartWith(pgcluster.Options{Settings: settings, HugePages: decide})
 	if err != nil {
-		return nil, fmt.Errorf("pgcluster: %w", err)
+		return nil, nil, errors.Join(fmt.Errorf("pgcluster: %w", err), pages.Release())
 	}
 	fmt.Fprintf(out, "postgres: pid %d, 127.0.0.1:%d, data %s, settings %s (others: PostgreSQL's defaults)\n",
 		c.PID(), c.Port(), c.Dir(), strings.Join(settings, " "))
-	return c, nil
+	fmt.Fprintf(out, "huge pages for its shared memory: %s\n", pages.Note)
+	return c, pages, nil
+}
+
+// stopPostgres stops the server, then gives back the huge pages reserved
+// for it.
+func stopPostgres(c *pgcluster.Cluster, pages *hugePages) error {
+	if err := c.Stop(); err != nil {
+		return errors.Join(fmt.Errorf("stopping PostgreSQL: %w", err), pages.Release())
+	}
+	return pages.Release()
 }
 
 // serverInfo reads the server version and the settings that matter here.
@@ -68,14 +86,15 @@ func serverInfo(ctx context.Context, url string) string {
 		return "?"
 	}
 	defer conn.Close(ctx)
-	var v, fsync, sc, sb, wal string
+	var v, fsync, sc, sb, huge, wal string
 	err = conn.QueryRow(ctx, `SELECT current_setting('server_version'), current_setting('fsync'),
-		current_setting('synchronous_commit'), current_setting('shared_buffers'), current_setting('max_wal_size')`).
-		Scan(&v, &fsync, &sc, &sb, &wal)
+		current_setting('synchronous_commit'), current_setting('shared_buffers'), current_setting('huge_pages'),
+		current_setting('max_wal_size')`).
+		Scan(&v, &fsync, &sc, &sb, &huge, &wal)
 	if err != nil {
 		return "?"
 	}
-	return fmt.Sprintf("PostgreSQL %s, fsync=%s synchronous_commit=%s shared_buffers=%s max_wal_size=%s", v, fsync, sc, sb, wal)
+	return fmt.Sprintf("PostgreSQL %s, fsync=%s synchronous_commit=%s shared_buffers=%s huge_pages=%s max_wal_size=%s", v, fsync, sc, sb, huge, wal)
 }
 
 // execSQL runs statements on a fresh connection to url.

@@ -35,6 +35,7 @@ type scaleConfig struct {
 	ReadModels     []string
 	LogLevel       string
 	PgSettings     []string
+	HugePages      bool // the server's shared memory in huge pages (startPostgres)
 	ServiceBin     string
 	Keep           bool
 	DBParams       string   // query parameters added to the service's DATABASE_URL
@@ -71,13 +72,13 @@ func runScaleBench(ctx context.Context, cfg scaleConfig) (err error) {
 	if cfg.StatsTop > 0 {
 		settings = append(slices.Clone(settings), statementStatsSetting)
 	}
-	pg, err := startPostgres(out, settings)
+	pg, pages, err := startPostgres(out, settings, cfg.HugePages)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if stopErr := pg.Stop(); stopErr != nil && err == nil {
-			err = fmt.Errorf("stopping PostgreSQL: %w", stopErr)
+		if stopErr := stopPostgres(pg, pages); stopErr != nil && err == nil {
+			err = stopErr
 		}
 	}()
 	fmt.Fprintf(out, "server: %s\n", serverInfo(ctx, pg.URL()))

@@ -36,6 +36,7 @@ type serviceBenchConfig struct {
 	ReadModels []string      // checkpoints a create waits for
 	LogLevel   string        // the service's LOG_LEVEL
 	PgSettings []string      // extra -c settings
+	HugePages  bool          // the server's shared memory in huge pages (startPostgres)
 	StatsTop   int           // >0: pg_stat_statements' top statements per phase
 	Keep       bool          // keep the work directory (logs, binary)
 	DBParams   string        // query parameters added to the service's DATABASE_URL
@@ -72,13 +73,13 @@ func runServiceBench(ctx context.Context, cfg serviceBenchConfig) (err error) {
 	if cfg.StatsTop > 0 {
 		settings = append(settings, statementStatsSetting)
 	}
-	pg, err := startPostgres(out, settings)
+	pg, pages, err := startPostgres(out, settings, cfg.HugePages)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if stopErr := pg.Stop(); stopErr != nil && err == nil {
-			err = fmt.Errorf("stopping PostgreSQL: %w", stopErr)
+		if stopErr := stopPostgres(pg, pages); stopErr != nil && err == nil {
+			err = stopErr
 		}
 	}()
 	fmt.Fprintf(out, "server: %s\n", serverInfo(ctx, pg.URL()))
