@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -182,11 +181,13 @@ func (k *keyset) statement(columns, table string, after rowKey, limit int) state
 	}
 }
 
-// validID reports whether id can name a row; anything else is not found
-// rather than a database error.
+// validID reports whether id can name a row: the service's one form of an
+// id (events.ParseUUID). Anything else is not found rather than a database
+// error, or a row found by another spelling of its id that PostgreSQL
+// accepts (braces, no hyphens).
 func validID(id string) bool {
-	_, err := uuid.Parse(id)
-	return err == nil
+	_, ok := events.ParseUUID(id)
+	return ok
 }
 
 // scanner reads a result set into items and their keyset keys; capacity is

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -393,6 +394,9 @@ func TestGetFindsARecordOnlyInItsAccountAndCompany(t *testing.T) {
 		{"an invoice under its company id but another account is not found", invoice("globex", a, inv), events.ErrNotFound},
 		{"an invoice under another account's company is not found", invoice("globex", g, inv), events.ErrNotFound},
 		{"an unknown invoice is not found", invoice("acme", a, uuid.NewString()), events.ErrNotFound},
+		{"a company by its id in braces is not found", company("acme", "{"+a+"}"), events.ErrNotFound},
+		{"a customer by its id as a URN is not found", customer("acme", a, "urn:uuid:"+x), events.ErrNotFound},
+		{"an invoice by its id without hyphens is not found", invoice("acme", a, strings.ReplaceAll(inv, "-", "")), events.ErrNotFound},
 	}
 	if !w.companies[7].archived || !w.customers[12].archived {
 		t.Fatal("setup: the archived records moved")
