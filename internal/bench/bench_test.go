@@ -91,8 +91,9 @@ func TestProjectionLagsFindTheFirstSampleThatSawTheEvent(t *testing.T) {
 }
 
 func TestParsersOfProcAndPgbench(t *testing.T) {
-	st, err := parseStat([]byte("4242 (invoic ing) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 7 3 20 0 9 0 123 0 0"))
-	if err != nil || st.ppid != 1 || st.utime != 2500*time.Millisecond || st.stime != 500*time.Millisecond || st.cutime != 70*time.Millisecond {
+	st, err := parseStat([]byte("4242 (invoic ing) S 1 4242 4242 0 -1 4194560 100 40 2 1 250 50 7 3 20 0 9 0 123 0 0"))
+	if err != nil || st.ppid != 1 || st.utime != 2500*time.Millisecond || st.stime != 500*time.Millisecond || st.cutime != 70*time.Millisecond ||
+		st.faults != 102 || st.cfaults != 41 {
 		t.Errorf("parseStat = %+v, %v", st, err)
 	}
 	m, err := parseStatus(strings.NewReader("Name:\tinvoicing\nVmHWM:\t   40960 kB\nVmRSS:\t   20480 kB\n"))

@@ -19,9 +19,10 @@ const clockTick = 10 * time.Millisecond
 
 // procStat is what the harness reads of /proc/PID/stat.
 type procStat struct {
-	ppid           int
-	utime, stime   time.Duration // the process's own CPU
-	cutime, cstime time.Duration // of its children it has waited for
+	ppid            int
+	utime, stime    time.Duration // the process's own CPU
+	cutime, cstime  time.Duration // of its children it has waited for
+	faults, cfaults int64         // page faults, minor and major: its own, its waited-for children's
 }
 
 // readStat parses /proc/PID/stat. The command name (field 2) may hold spaces
@@ -49,11 +50,13 @@ func parseStat(b []byte) (procStat, error) {
 		return n
 	}
 	return procStat{
-		ppid:   int(num(4)),
-		utime:  time.Duration(num(14)) * clockTick,
-		stime:  time.Duration(num(15)) * clockTick,
-		cutime: time.Duration(num(16)) * clockTick,
-		cstime: time.Duration(num(17)) * clockTick,
+		ppid:    int(num(4)),
+		faults:  num(10) + num(12),
+		cfaults: num(11) + num(13),
+		utime:   time.Duration(num(14)) * clockTick,
+		stime:   time.Duration(num(15)) * clockTick,
+		cutime:  time.Duration(num(16)) * clockTick,
+		cstime:  time.Duration(num(17)) * clockTick,
 	}, nil
 }
 
@@ -66,16 +69,18 @@ func processCPU(pid int) (time.Duration, error) {
 	return s.utime + s.stime, nil
 }
 
-// treeCPU returns the CPU time used so far by pid and its children, the
+// treeUsage returns the CPU time used so far by pid and its children, the
 // exited ones (reaped into pid's cutime and cstime) and the running ones
-// alike: for a postmaster, the whole PostgreSQL server. Differences of two
-// readings are exact up to children exiting between the scan and the read.
-func treeCPU(pid int) (time.Duration, error) {
+// alike, and their page faults: for a postmaster, the whole PostgreSQL
+// server. Differences of two readings are exact up to children exiting
+// between the scan and the read.
+func treeUsage(pid int) (cpu time.Duration, faults int64, err error) {
 	root, err := readStat(pid)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	total := root.utime + root.stime + root.cutime + root.cstime
+	cpu = root.utime + root.stime + root.cutime + root.cstime
+	faults = root.faults + root.cfaults
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range dirs {
 		child, err := strconv.Atoi(filepath.Base(d))
@@ -86,9 +91,10 @@ func treeCPU(pid int) (time.Duration, error) {
 		if err != nil || s.ppid != pid {
 			continue
 		}
-		total += s.utime + s.stime
+		cpu += s.utime + s.stime
+		faults += s.faults
 	}
-	return total, nil
+	return cpu, faults, nil
 }
 
 // selfCPU returns the CPU time this process (the load generator) has used,
@@ -161,8 +167,13 @@ type usage struct {
 	Wall     time.Duration
 	Service  time.Duration // the service process
 	Postgres time.Duration // postmaster and every backend
-	Client   time.Duration // this process (the load generator) and its children (pgbench)
-	Machine  time.Duration // every CPU of the machine, busy (/proc/stat)
+	// PostgresFaults are the page faults of the postmaster and every
+	// backend: each a backend's first touch of a page of the shared
+	// memory when it is in 4 kB pages, about 19 µs each on the benchmark's
+	// machine (docs/benchmarks.md, issue 25's fourteenth session).
+	PostgresFaults int64
+	Client         time.Duration // this process (the load generator) and its children (pgbench)
+	Machine        time.Duration // every CPU of the machine, busy (/proc/stat)
 }
 
 // others is the CPU the rest of the machine used meanwhile: other people's
@@ -201,31 +212,41 @@ type meter struct {
 	servicePID, pgPID int
 	start             time.Time
 	svc, pg, cl, mach time.Duration
+	pgFaults          int64
 }
 
 // startMeter takes the first reading; servicePID 0 means no service yet.
 func startMeter(servicePID, pgPID int) *meter {
 	m := &meter{servicePID: servicePID, pgPID: pgPID}
-	m.svc, m.pg, m.cl = m.read()
+	m.svc, m.pg, m.cl, m.pgFaults = m.read()
 	m.mach = machineBusy()
 	m.start = time.Now()
 	return m
 }
 
-func (m *meter) read() (svc, pg, cl time.Duration) {
+func (m *meter) read() (svc, pg, cl time.Duration, pgFaults int64) {
 	if m.servicePID != 0 {
 		svc, _ = processCPU(m.servicePID)
 	}
-	pg, _ = treeCPU(m.pgPID)
+	pg, pgFaults, _ = treeUsage(m.pgPID)
 	self, children := selfCPU()
-	return svc, pg, self + children
+	return svc, pg, self + children, pgFaults
 }
 
 // stop takes the second reading and returns the differences.
 func (m *meter) stop() usage {
 	mach := machineBusy()
-	svc, pg, cl := m.read()
-	return usage{Wall: time.Since(m.start), Service: svc - m.svc, Postgres: pg - m.pg, Client: cl - m.cl, Machine: mach - m.mach}
+	svc, pg, cl, pgFaults := m.read()
+	return usage{Wall: time.Since(m.start), Service: svc - m.svc, Postgres: pg - m.pg, PostgresFaults: pgFaults - m.pgFaults,
+		Client: cl - m.cl, Machine: mach - m.mach}
+}
+
+// perSecond renders a count over the wall time.
+func (u usage) perSecond(n int64) float64 {
+	if u.Wall <= 0 {
+		return 0
+	}
+	return float64(n) / u.Wall.Seconds()
 }
 
 // cores renders CPU time as cores busy over the wall time (1.00 = one core).

@@ -246,8 +246,8 @@ func runScaleBench(ctx context.Context, cfg scaleConfig) (err error) {
 	fmt.Fprintf(out, "\nload average at the end: %s\n", loadAvg())
 	fmt.Fprintf(out, "\nfill: %d events by COPY in %s; read models: %s\n", total, fill.Round(time.Millisecond), sizes)
 	fmt.Fprintf(out, "catch-up (serve start -> every read model at the last event): %s, %.0f events/s", catchUp.Round(time.Millisecond), float64(total)/catchUp.Seconds())
-	fmt.Fprintf(out, " [%s]; CPU meanwhile: service %.2f cores, postgres %.2f cores, rest of the machine %.2f cores\n", perModel,
-		catchUse.cores(catchUse.Service), catchUse.cores(catchUse.Postgres), catchUse.cores(catchUse.others()))
+	fmt.Fprintf(out, " [%s]; CPU meanwhile: service %.2f cores, postgres %.2f cores (%.0f page faults/s), rest of the machine %.2f cores\n", perModel,
+		catchUse.cores(catchUse.Service), catchUse.cores(catchUse.Postgres), catchUse.perSecond(catchUse.PostgresFaults), catchUse.cores(catchUse.others()))
 	fmt.Fprintf(out, "limit events/s (the same rows by INSERT … SELECT into empty copies LIKE … INCLUDING ALL, one transaction, right after the catch-up and the audit chain): %s, %.0f events/s [%s rows: %s]\n",
 		limit.Took.Round(time.Millisecond), limitRate, fmt.Sprint(limit.Rows), strings.Join(limit.Tables, ", "))
 	fmt.Fprintf(out, "catch-up ÷ limit: %.3f\n", catchRate/limitRate)

@@ -121,7 +121,7 @@ type lagSummary struct {
 
 func serviceTable(rows []phaseRow) *table {
 	t := &table{Header: []string{"phase", "clients", "secs", "ok", "errors", "per s", "p50 ms", "p99 ms",
-		"÷ pgbench", "svc cores", "pg cores", "client cores", "other cores", "svc RSS MiB"}}
+		"÷ pgbench", "svc cores", "pg cores", "pg faults/s", "client cores", "other cores", "svc RSS MiB"}}
 	for _, r := range rows {
 		rss := "-"
 		if r.rss > 0 {
@@ -133,7 +133,7 @@ func serviceTable(rows []phaseRow) *table {
 		}
 		t.add(r.name, fmt.Sprint(r.clients), fmtF(r.elapsed.Seconds(), 1), fmt.Sprint(r.ok), fmt.Sprint(r.errs),
 			fmtF(r.rate, 0), fmtMs(ms(r.lat.P50)), fmtMs(ms(r.lat.P99)), r.ratio,
-			svc, fmtF(r.use.cores(r.use.Postgres), 2), fmtF(r.use.cores(r.use.Client), 2), fmtF(r.use.cores(r.use.others()), 2), rss)
+			svc, fmtF(r.use.cores(r.use.Postgres), 2), fmtF(r.use.perSecond(r.use.PostgresFaults), 0), fmtF(r.use.cores(r.use.Client), 2), fmtF(r.use.cores(r.use.others()), 2), rss)
 	}
 	return t
 }
