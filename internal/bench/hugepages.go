@@ -21,6 +21,9 @@ import (
 // 0.1–0.4 ms once mapped; pgbench's new connections paid the same. In 2 MB
 // pages the 128 MB of shared buffers are 64 faults (docs/benchmarks.md,
 // "Issue 25, fourteenth session").
+//
+// A run killed before its end leaves its pages reserved (vm.nr_hugepages
+// shows them); the next run finds them free and takes them.
 type hugePages struct {
 	meminfo, nrHugePages string // /proc/meminfo, /proc/sys/vm/nr_hugepages
 	reserved             bool   // nrHugePages was raised from before

@@ -168,8 +168,8 @@ type usage struct {
 	Service  time.Duration // the service process
 	Postgres time.Duration // postmaster and every backend
 	// PostgresFaults are the page faults of the postmaster and every
-	// backend: each a backend's first touch of a page of the shared
-	// memory when it is in 4 kB pages, about 19 µs each on the benchmark's
+	// backend. With the shared memory in 4 kB pages most are a backend's
+	// first touch of one of its pages, about 19 µs each on the benchmark's
 	// machine (docs/benchmarks.md, issue 25's fourteenth session).
 	PostgresFaults int64
 	Client         time.Duration // this process (the load generator) and its children (pgbench)
