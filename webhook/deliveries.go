@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/invoicing/invoicing/events"
 )
 
 // ErrNotFound means no such delivery (or endpoint) in the account.
@@ -122,7 +123,7 @@ func (d *Deliveries) List(ctx context.Context, accountID, endpointID, after stri
 
 // Get returns one delivery of an endpoint, or ErrNotFound.
 func (d *Deliveries) Get(ctx context.Context, accountID, endpointID, deliveryID string) (Delivery, error) {
-	if uuid.Validate(deliveryID) != nil {
+	if _, ok := events.ParseUUID(deliveryID); !ok {
 		return Delivery{}, ErrNotFound
 	}
 	rows, err := d.pool.Query(ctx, getSQL, accountID, endpointID, deliveryID)
@@ -158,7 +159,7 @@ func (d *Deliveries) HasDeliveries(ctx context.Context, accountID, endpointID st
 // one changes nothing, so a client repeating its request after a timeout
 // does not cause another attempt.
 func (d *Deliveries) Retry(ctx context.Context, accountID, endpointID, deliveryID, key string) (Delivery, error) {
-	if uuid.Validate(deliveryID) != nil {
+	if _, ok := events.ParseUUID(deliveryID); !ok {
 		return Delivery{}, ErrNotFound
 	}
 	now := d.now()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -199,6 +200,15 @@ func TestADeliveryFailsWhenItsRetriesExpireAndCanBeRetriedByHand(t *testing.T) {
 	}
 	if _, err := log.Retry(context.Background(), "globex", ep.ID, list[0].ID, "retry-key-2"); err != ErrNotFound {
 		t.Errorf("another account's retry = %v, want ErrNotFound", err)
+	}
+	// Only the service's one form of an id names a delivery
+	// (events.ParseUUID): PostgreSQL reads the first two as the same id and
+	// refuses the third.
+	id := list[0].ID
+	for _, other := range []string{"{" + id + "}", strings.ReplaceAll(id, "-", ""), "urn:uuid:" + id} {
+		if _, err := log.Get(context.Background(), "acme", ep.ID, other); err != ErrNotFound {
+			t.Errorf("get by %q = %v, want ErrNotFound", other, err)
+		}
 	}
 }
 
