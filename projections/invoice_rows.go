@@ -22,7 +22,7 @@ var invoicesSchema = mustSchema("invoices.sql")
 func (Invoices) Name() string { return "invoices" }
 
 // Version implements Projection.
-func (Invoices) Version() int { return 8 }
+func (Invoices) Version() int { return 9 }
 
 // Schema implements Projection.
 func (Invoices) Schema() string { return invoicesSchema }

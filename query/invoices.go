@@ -136,10 +136,19 @@ var summaryFields = []column[InvoiceSummary]{
 	{"created_at", timestamptzBinary, func(i *InvoiceSummary, _ *rowKey) any { return &i.CreatedAt }},
 	{"updated_at", timestamptzBinary, func(i *InvoiceSummary, _ *rowKey) any { return &i.UpdatedAt }},
 	{"version", int4Binary, func(i *InvoiceSummary, _ *rowKey) any { return &i.Version }},
-	{"void_reason", text, func(i *InvoiceSummary, _ *rowKey) any { return &i.VoidReason }},
+	{voidReasonListed, text, func(i *InvoiceSummary, _ *rowKey) any { return &i.VoidReason }},
 	{"voided_at", timestamptzBinary, func(i *InvoiceSummary, _ *rowKey) any { return &i.VoidedAt }},
 	{"coalesce(external_reference, '')", text, func(i *InvoiceSummary, _ *rowKey) any { return &i.ExternalReference }},
 }
+
+// voidReasonListed is void_reason as a list reads it: from the row, by its
+// primary key, and only for a void invoice. Every other column of the
+// summary is in invoices_by_customer (see projections/schema), so that the
+// list by customer is read from that index alone; a void reason, up to 500
+// characters, could make an index entry too long. The full form reads the
+// row itself (fullForm).
+const voidReasonListed = `CASE WHEN status = 'void' THEN (SELECT voided.void_reason FROM invoices voided
+	WHERE voided.id = invoices.id) END`
 
 // invoiceFields are the full form's columns: the summary's, then the
 // snapshots, lines and texts. The documents are read as *[]byte: pgx copies
@@ -156,11 +165,16 @@ var invoiceFields = append(fullForm(summaryFields),
 	column[Invoice]{paymentsColumn, jsonText, func(i *Invoice, _ *rowKey) any { return &i.payments }},
 )
 
-// fullForm reads the summary's columns into an Invoice's summary.
+// fullForm reads the summary's columns into an Invoice's summary, the void
+// reason from the row it has already read.
 func fullForm(cols []column[InvoiceSummary]) []column[Invoice] {
 	out := make([]column[Invoice], len(cols))
 	for n, c := range cols {
-		out[n] = column[Invoice]{c.sql, c.wire, func(i *Invoice, k *rowKey) any { return c.field(&i.InvoiceSummary, k) }}
+		sql := c.sql
+		if sql == voidReasonListed {
+			sql = "void_reason"
+		}
+		out[n] = column[Invoice]{sql, c.wire, func(i *Invoice, k *rowKey) any { return c.field(&i.InvoiceSummary, k) }}
 	}
 	return out
 }

@@ -160,8 +160,12 @@ type planCase struct {
 	// walks the index in order, as for the other lists.
 	archived bool
 	// also is the index of a subquery's scan besides index's: the full
-	// invoice reads its payments in its own statement.
+	// invoice reads its payments in its own statement, an invoice list a
+	// void invoice's reason (voidReasonListed).
 	also string
+	// indexOnly: the rows come from the index alone, never the table
+	// (invoices_by_customer holds the list's columns).
+	indexOnly bool
 	// account: all of an account's rows in the index's order (no page),
 	// read by the account alone.
 	account bool
@@ -197,12 +201,13 @@ func planCases() []planCase {
 		"middle":     {hi: planInvoices / 2 / 100, lo: planInvoices / 2},
 		"end":        {hi: planInvoices / 100, lo: planInvoices},
 	}
-	add := func(name, index string, l listing) {
+	addWith := func(name, index, also string, l listing) {
 		for at, after := range cursors {
-			cases = append(cases, planCase{name: name + ", " + at, index: index, st: l.page(after, MaxLimit), list: true,
-				archived: strings.Contains(index, "_archived_")})
+			cases = append(cases, planCase{name: name + ", " + at, index: index, also: also, st: l.page(after, MaxLimit), list: true,
+				archived: strings.Contains(index, "_archived_"), indexOnly: index == "invoices_by_customer"})
 		}
 	}
+	add := func(name, index string, l listing) { addWith(name, index, "", l) }
 	add("webhook endpoints", "webhook_endpoints_by_account", webhookEndpointList(acme))
 	add("companies", "companies_active_by_account", companyList(acme, CompanyFilter{}))
 	add("companies of a one-company account", "companies_active_by_account", companyList(smallAccount, CompanyFilter{}))
@@ -263,7 +268,7 @@ func planCases() []planCase {
 		add("archived customers by reference, "+name, "customers_archived_by_reference",
 			customerList(account, company, CustomerFilter{ExternalReference: "ref-4242", Archived: true}))
 		invoices := func(filter string, f InvoiceFilter, index string) {
-			add("invoices of the "+name+" company"+filter, index, invoiceList(account, company, f))
+			addWith("invoices of the "+name+" company"+filter, index, "invoices_pkey", invoiceList(account, company, f))
 		}
 		invoices("", InvoiceFilter{}, "invoices_by_company")
 		invoices(" by the big customer", InvoiceFilter{CustomerID: whale}, "invoices_by_customer")
@@ -371,6 +376,9 @@ func planProblem(plan map[string]any, c planCase) string {
 	}
 	if index := scans[0]["Index Name"]; index != c.index {
 		return fmt.Sprintf("reads index %v, want %s", index, c.index)
+	}
+	if c.indexOnly && scans[0]["Node Type"] != "Index Only Scan" {
+		return fmt.Sprintf("a %v, want an Index Only Scan", scans[0]["Node Type"])
 	}
 	cond, _ := scans[0]["Index Cond"].(string)
 	if c.account {
