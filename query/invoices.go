@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -136,19 +137,29 @@ var summaryFields = []column[InvoiceSummary]{
 	{"created_at", timestamptzBinary, func(i *InvoiceSummary, _ *rowKey) any { return &i.CreatedAt }},
 	{"updated_at", timestamptzBinary, func(i *InvoiceSummary, _ *rowKey) any { return &i.UpdatedAt }},
 	{"version", int4Binary, func(i *InvoiceSummary, _ *rowKey) any { return &i.Version }},
-	{voidReasonListed, text, func(i *InvoiceSummary, _ *rowKey) any { return &i.VoidReason }},
+	{"void_reason", text, func(i *InvoiceSummary, _ *rowKey) any { return &i.VoidReason }},
 	{"voided_at", timestamptzBinary, func(i *InvoiceSummary, _ *rowKey) any { return &i.VoidedAt }},
 	{"coalesce(external_reference, '')", text, func(i *InvoiceSummary, _ *rowKey) any { return &i.ExternalReference }},
 }
 
-// voidReasonListed is void_reason as a list reads it: from the row, by its
-// primary key, and only for a void invoice. Every other column of the
-// summary is in invoices_by_customer (see projections/schema), so that the
-// list by customer is read from that index alone; a void reason, up to 500
-// characters, could make an index entry too long. The full form reads the
-// row itself (fullForm).
-const voidReasonListed = `CASE WHEN status = 'void' THEN (SELECT voided.void_reason FROM invoices voided
-	WHERE voided.id = invoices.id) END`
+// byCustomerFields are summaryFields as the list by customer reads them:
+// from invoices_by_customer alone, which holds every other column (see
+// projections/schema), and the void reason from the row, by its primary
+// key, for a void invoice only. A reason of up to 500 characters could make
+// an index entry too long.
+var byCustomerFields = withSQL(summaryFields, "void_reason", `CASE WHEN status = 'void'
+	THEN (SELECT voided.void_reason FROM invoices voided WHERE voided.id = invoices.id) END`)
+
+// withSQL is cols with the column read as name read by sql instead.
+func withSQL[T any](cols []column[T], name, sql string) []column[T] {
+	out := slices.Clone(cols)
+	for n := range out {
+		if out[n].sql == name {
+			out[n].sql = sql
+		}
+	}
+	return out
+}
 
 // invoiceFields are the full form's columns: the summary's, then the
 // snapshots, lines and texts. The documents are read as *[]byte: pgx copies
@@ -165,16 +176,11 @@ var invoiceFields = append(fullForm(summaryFields),
 	column[Invoice]{paymentsColumn, jsonText, func(i *Invoice, _ *rowKey) any { return &i.payments }},
 )
 
-// fullForm reads the summary's columns into an Invoice's summary, the void
-// reason from the row it has already read.
+// fullForm reads the summary's columns into an Invoice's summary.
 func fullForm(cols []column[InvoiceSummary]) []column[Invoice] {
 	out := make([]column[Invoice], len(cols))
 	for n, c := range cols {
-		sql := c.sql
-		if sql == voidReasonListed {
-			sql = "void_reason"
-		}
-		out[n] = column[Invoice]{sql, c.wire, func(i *Invoice, k *rowKey) any { return c.field(&i.InvoiceSummary, k) }}
+		out[n] = column[Invoice]{c.sql, c.wire, func(i *Invoice, k *rowKey) any { return c.field(&i.InvoiceSummary, k) }}
 	}
 	return out
 }
@@ -182,6 +188,7 @@ func fullForm(cols []column[InvoiceSummary]) []column[Invoice] {
 // What an invoice read needs, made from its columns.
 var (
 	summaryColumns, fullColumns    = selectList(summaryFields), selectList(invoiceFields)
+	byCustomerColumns              = selectList(byCustomerFields)
 	summaryTargets, invoiceTargets = scanTargets(summaryFields), scanTargets(invoiceFields)
 	summaryWire, invoiceWire       = wireLayout(summaryFields), wireLayout(invoiceFields)
 	decodeSummary, decodeInvoice   = wireDecoder(summaryFields), wireDecoder(invoiceFields)
@@ -258,8 +265,13 @@ func (s *Store) Invoices(ctx context.Context, accountID, companyID string, f Inv
 // invoiceList is served by invoices_by_reference, _by_customer, _by_status
 // or _by_payment_status, by the first filter set in that order (an
 // external reference names one invoice or a few, a status or a payment
-// status a third of them or more), else by invoices_by_company.
+// status a third of them or more), else by invoices_by_company. The list by
+// customer reads its index alone (byCustomerFields).
 func invoiceList(accountID, companyID string, f InvoiceFilter) listing {
+	columns := summaryColumns
+	if f.ExternalReference == "" && f.CustomerID != "" {
+		columns = byCustomerColumns
+	}
 	parts := []string{"invoices", accountID, companyID, f.CustomerID, f.ExternalReference, f.Status}
 	if f.PaymentStatus != "" {
 		// Only when set, so that the cursors of the lists without it,
@@ -278,7 +290,7 @@ func invoiceList(accountID, companyID string, f InvoiceFilter) listing {
 			q.filter("customer_id", f.CustomerID)
 			q.filter("status", f.Status)
 			q.filter("payment_status", f.PaymentStatus)
-			return q.statement(summaryColumns, "invoices", after, limit)
+			return q.statement(columns, "invoices", after, limit)
 		},
 	}
 }

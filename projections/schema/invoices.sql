@@ -109,7 +109,7 @@ CREATE INDEX invoices_by_company ON invoices (account_id, company_id, position_h
 -- list whose p99 stayed above 10 ms (docs/benchmarks.md, issue 25). The
 -- index holds every column the summary shows but void_reason, which the
 -- list reads from the row only for a void invoice (query's
--- voidReasonListed): with it, an entry could pass btree's 2,704 bytes
+-- byCustomerFields): with it, an entry could pass btree's 2,704 bytes
 -- (500 characters of 4 bytes), and the insert of an accepted event would
 -- fail. Without it an entry is at most about 2,100 bytes: a 200-character
 -- customer name and a 255-character reference, the longest the commands
