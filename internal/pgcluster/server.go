@@ -36,6 +36,7 @@ type Cluster struct {
 	bin      string              // directory holding initdb and postgres
 	cred     *syscall.Credential // who runs them; nil: this process's user
 	settings []string            // -c settings of the postmaster
+	env      []string            // added to the environment of its commands
 	port     int                 // 127.0.0.1 port, kept across restarts
 	url      string              // admin connection string
 	proc     *os.Process         // the postmaster
@@ -62,6 +63,10 @@ type Options struct {
 	// huge_pages=off. It is not called where PostgreSQL has no huge pages
 	// (not Linux); the server then starts with huge_pages=off.
 	HugePages func(need int) (bool, error)
+	// Env is added to the environment of the server's processes, as
+	// NAME=value: what the server reads from there rather than from
+	// settings, such as glibc's malloc tunables.
+	Env []string
 }
 
 // StartWith is Start with the options of o.
@@ -80,7 +85,7 @@ func StartWith(o Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Cluster{dir: dir, bin: bin, cred: cred, settings: settings}
+	s := &Cluster{dir: dir, bin: bin, cred: cred, settings: settings, env: slices.Clone(o.Env)}
 	owner := []byte(strconv.Itoa(os.Getpid()) + "\n")
 	if err := os.WriteFile(filepath.Join(dir, ownerFile), owner, 0o644); err != nil {
 		os.RemoveAll(dir)
@@ -201,7 +206,7 @@ func (s *Cluster) launch(port int) (time.Time, error) {
 func (s *Cluster) command(cred *syscall.Credential, name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = s.dir // a working directory the unprivileged user can enter
-	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	cmd.Env = append(append(os.Environ(), "LC_ALL=C"), s.env...)
 	cmd.SysProcAttr = sysProcAttr(cred)
 	return cmd
 }
