@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,11 +46,36 @@ func loadAvg() string {
 	return strings.Join(f[:3], " ")
 }
 
+// serverOptions are how the harness runs PostgreSQL beyond its settings.
+type serverOptions struct {
+	HugePages bool // its shared memory in huge pages (hugePages)
+	// MallocTrim is glibc's MALLOC_TRIM_THRESHOLD_ in its environment, in
+	// bytes; 0 leaves glibc's default (mallocTrimUsage).
+	MallocTrim int
+}
+
+// mallocTrimUsage is the -pg-malloc-trim flag of both commands.
+const mallocTrimUsage = "glibc's MALLOC_TRIM_THRESHOLD_ for PostgreSQL, bytes: a backend keeps up to this much freed memory " +
+	"instead of giving it back to the kernel at each transaction's end and faulting it in again at the next; " +
+	"0: glibc's default (128 KiB until a large block is freed)"
+
+// defaultMallocTrim is -pg-malloc-trim's default, 32 MiB: above the
+// projector's largest statements (batches of about 8 MB of arrays).
+const defaultMallocTrim = 32 << 20
+
+// serverEnv is the environment startPostgres adds for o.
+func (o serverOptions) serverEnv() []string {
+	if o.MallocTrim == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("MALLOC_TRIM_THRESHOLD_=%d", o.MallocTrim)}
+}
+
 // startPostgres starts the benchmark's server with default durability plus
-// extra settings, its shared memory in huge pages when huge is set and the
-// machine has them or lets them be reserved (hugePages), and says so. Stop
-// it with stopPostgres.
-func startPostgres(out io.Writer, extra []string, huge bool) (*pgcluster.Cluster, *hugePages, error) {
+// extra settings, its shared memory in huge pages when o asks and the
+// machine has them or lets them be reserved (hugePages), and o's
+// environment, and says so. Stop it with stopPostgres.
+func startPostgres(out io.Writer, extra []string, o serverOptions) (*pgcluster.Cluster, *hugePages, error) {
 	settings := append([]string{
 		// Explicit although they are the defaults: the point of this
 		// cluster, unlike the test one, is durable commits.
@@ -57,15 +83,16 @@ func startPostgres(out io.Writer, extra []string, huge bool) (*pgcluster.Cluster
 	}, extra...)
 	pages := machineHugePages()
 	decide := pages.decide
-	if !huge {
+	if !o.HugePages {
 		decide = func(int) (bool, error) { pages.Note = "off (-huge-pages=false)"; return false, nil }
 	}
-	c, err := pgcluster.StartWith(pgcluster.Options{Settings: settings, HugePages: decide})
+	env := o.serverEnv()
+	c, err := pgcluster.StartWith(pgcluster.Options{Settings: settings, HugePages: decide, Env: env})
 	if err != nil {
 		return nil, nil, errors.Join(fmt.Errorf("pgcluster: %w", err), pages.Release())
 	}
-	fmt.Fprintf(out, "postgres: pid %d, 127.0.0.1:%d, data %s, settings %s (others: PostgreSQL's defaults)\n",
-		c.PID(), c.Port(), c.Dir(), strings.Join(settings, " "))
+	fmt.Fprintf(out, "postgres: pid %d, 127.0.0.1:%d, data %s, settings %s (others: PostgreSQL's defaults), environment %s\n",
+		c.PID(), c.Port(), c.Dir(), strings.Join(settings, " "), cmp.Or(strings.Join(env, " "), "as the harness's"))
 	fmt.Fprintf(out, "huge pages for its shared memory: %s\n", pages.Note)
 	return c, pages, nil
 }

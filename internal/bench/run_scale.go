@@ -35,7 +35,7 @@ type scaleConfig struct {
 	ReadModels     []string
 	LogLevel       string
 	PgSettings     []string
-	HugePages      bool // the server's shared memory in huge pages (startPostgres)
+	Server         serverOptions // huge pages, environment (startPostgres)
 	ServiceBin     string
 	Keep           bool
 	DBParams       string   // query parameters added to the service's DATABASE_URL
@@ -72,7 +72,7 @@ func runScaleBench(ctx context.Context, cfg scaleConfig) (err error) {
 	if cfg.StatsTop > 0 {
 		settings = append(slices.Clone(settings), statementStatsSetting)
 	}
-	pg, pages, err := startPostgres(out, settings, cfg.HugePages)
+	pg, pages, err := startPostgres(out, settings, cfg.Server)
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ type serviceBenchConfig struct {
 	ReadModels []string      // checkpoints a create waits for
 	LogLevel   string        // the service's LOG_LEVEL
 	PgSettings []string      // extra -c settings
-	HugePages  bool          // the server's shared memory in huge pages (startPostgres)
+	Server     serverOptions // huge pages, environment (startPostgres)
 	StatsTop   int           // >0: pg_stat_statements' top statements per phase
 	Keep       bool          // keep the work directory (logs, binary)
 	DBParams   string        // query parameters added to the service's DATABASE_URL
@@ -73,7 +73,7 @@ func runServiceBench(ctx context.Context, cfg serviceBenchConfig) (err error) {
 	if cfg.StatsTop > 0 {
 		settings = append(settings, statementStatsSetting)
 	}
-	pg, pages, err := startPostgres(out, settings, cfg.HugePages)
+	pg, pages, err := startPostgres(out, settings, cfg.Server)
 	if err != nil {
 		return err
 	}
