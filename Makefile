@@ -106,8 +106,10 @@ down:
 
 # Benchmarks (docs/benchmarks.md). Each starts its own PostgreSQL with default
 # durability, its shared memory in huge pages (reserved for the run as root,
-# and given back; BENCH_FLAGS=-huge-pages=false for 4 kB pages), and its own
-# build of the service, on 127.0.0.1, and stops by itself. Knobs from the environment: BENCH_CLIENTS (16), BENCH_DURATION
+# and given back; BENCH_FLAGS=-huge-pages=false for 4 kB pages), glibc's
+# MALLOC_TRIM_THRESHOLD_ at 32 MiB (-pg-malloc-trim=0 for glibc's default),
+# and its own build of the service, on 127.0.0.1, and stops by itself.
+# Knobs from the environment: BENCH_CLIENTS (16), BENCH_DURATION
 # (10s per phase), BENCH_N (1000000 invoices, bench-scale), BENCH_SCALE_CLIENTS
 # (8, bench-scale's loaded reads); any other flag
 # through BENCH_FLAGS, e.g. `make bench-scale BENCH_N=100000`.
