@@ -113,7 +113,8 @@ CREATE INDEX invoices_by_company ON invoices (account_id, company_id, position_h
 -- (500 characters of 4 bytes), and the insert of an accepted event would
 -- fail. Without it an entry is at most about 2,100 bytes: a 200-character
 -- customer name and a 255-character reference, the longest the commands
--- accept (TestTheListByCustomerKeepsTheLongestAcceptedValues).
+-- accept, took 2,064 bytes in 4-byte characters (pageinspect's itemlen, in
+-- TestTheListByCustomerKeepsTheLongestAcceptedValues).
 CREATE INDEX invoices_by_customer ON invoices (account_id, company_id, customer_id, position_hi, position_lo)
 	INCLUDE (id, customer_name, currency, issue_date, due_date, issued_at, number, status,
 		subtotal_minor, tax_minor, total_minor, amount_credited_minor, amount_paid_minor,
