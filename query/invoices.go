@@ -268,10 +268,6 @@ func (s *Store) Invoices(ctx context.Context, accountID, companyID string, f Inv
 // status a third of them or more), else by invoices_by_company. The list by
 // customer reads its index alone (byCustomerFields).
 func invoiceList(accountID, companyID string, f InvoiceFilter) listing {
-	columns := summaryColumns
-	if f.ExternalReference == "" && f.CustomerID != "" {
-		columns = byCustomerColumns
-	}
 	parts := []string{"invoices", accountID, companyID, f.CustomerID, f.ExternalReference, f.Status}
 	if f.PaymentStatus != "" {
 		// Only when set, so that the cursors of the lists without it,
@@ -290,6 +286,10 @@ func invoiceList(accountID, companyID string, f InvoiceFilter) listing {
 			q.filter("customer_id", f.CustomerID)
 			q.filter("status", f.Status)
 			q.filter("payment_status", f.PaymentStatus)
+			columns := summaryColumns
+			if q.fixed == "customer_id" {
+				columns = byCustomerColumns
+			}
 			return q.statement(columns, "invoices", after, limit)
 		},
 	}

@@ -127,9 +127,11 @@ func byID(columns, table, cond string, id string, args ...any) statement {
 // with a bitmap scan of their own index, from the cursor on, and sort
 // those few.
 type keyset struct {
-	filtered bool // the first filter is set
-	conds    []string
-	args     []any
+	// fixed is the column of the first filter set, whose index serves the
+	// list; "" when none is (the unfiltered list's index).
+	fixed string
+	conds []string
+	args  []any
 }
 
 // unfilteredPredicate is the predicate of each table's index for its
@@ -148,8 +150,8 @@ func (k *keyset) fix(column string, value any) { k.where(column+" = ?", value) }
 func (k *keyset) filter(column, value string) {
 	switch {
 	case value == "":
-	case !k.filtered:
-		k.filtered = true
+	case k.fixed == "":
+		k.fixed = column
 		k.fix(column, value)
 	default:
 		k.where(column+" IS NOT DISTINCT FROM ?", value)
@@ -168,7 +170,7 @@ func (k *keyset) and(cond string) { k.conds = append(k.conds, cond) }
 // row.
 func (k *keyset) statement(columns, table string, after rowKey, limit int) statement {
 	q := keyset{args: append([]any{}, k.args...), conds: append([]string{}, k.conds...)}
-	if !k.filtered {
+	if k.fixed == "" {
 		q.and(unfilteredPredicate)
 	}
 	n := len(q.args)
