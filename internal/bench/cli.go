@@ -32,10 +32,6 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	return ErrUsage
 }
 
-// hugePagesUsage is the -huge-pages flag of both commands.
-const hugePagesUsage = "PostgreSQL's shared memory in huge pages: the machine's free ones, or reserved for the run (vm.nr_hugepages, as root) and given back; " +
-	"false: 4 kB pages, each a page fault on every connection's first touch"
-
 // settings is a repeatable -pg flag.
 type settings []string
 
@@ -81,14 +77,16 @@ func runServiceCommand(ctx context.Context, args []string, getenv func(string) s
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work directory (service log, pgbench logs)")
 	fs.StringVar(&cfg.DBParams, "db-params", "", "query parameters added to the service's DATABASE_URL, e.g. pool_max_conns=16 (default none: the service's own pool size)")
 	fs.Var((*settings)(&cfg.ServiceEnv), "service-env", "an extra KEY=VALUE setting of serve, e.g. AUDIT_SEALER=off (repeatable)")
-	fs.BoolVar(&cfg.Server.HugePages, "huge-pages", true, hugePagesUsage)
-	fs.IntVar(&cfg.Server.MallocTrim, "pg-malloc-trim", defaultMallocTrim, mallocTrimUsage)
+	cfg.Server.register(fs)
 	fs.Var(&pg, "pg", "extra PostgreSQL setting name=value (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return ErrUsage
 	}
-	if cfg.Clients < 1 || cfg.Duration <= 0 || cfg.Companies < 1 || cfg.Customers < 1 || cfg.LagPoll <= 0 || cfg.Server.MallocTrim < 0 {
-		return fmt.Errorf("%w: -clients, -companies, -customers must be ≥ 1, -duration and -lag-poll > 0, -pg-malloc-trim ≥ 0", ErrUsage)
+	if cfg.Clients < 1 || cfg.Duration <= 0 || cfg.Companies < 1 || cfg.Customers < 1 || cfg.LagPoll <= 0 {
+		return fmt.Errorf("%w: -clients, -companies, -customers must be ≥ 1, -duration and -lag-poll > 0", ErrUsage)
+	}
+	if err := cfg.Server.check(); err != nil {
+		return err
 	}
 	cfg.PgSettings = pg
 	cfg.ReadModels = strings.Split(readModels, ",")
@@ -124,16 +122,17 @@ func runScaleCommand(ctx context.Context, args []string, getenv func(string) str
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work directory (service log)")
 	fs.StringVar(&cfg.DBParams, "db-params", "", "query parameters added to the service's DATABASE_URL, e.g. pool_max_conns=16")
 	fs.Var((*settings)(&cfg.ServiceEnv), "service-env", "an extra KEY=VALUE setting of serve, e.g. GOGC=200 (repeatable)")
-	fs.BoolVar(&cfg.Server.HugePages, "huge-pages", true, hugePagesUsage)
-	fs.IntVar(&cfg.Server.MallocTrim, "pg-malloc-trim", defaultMallocTrim, mallocTrimUsage)
+	cfg.Server.register(fs)
 	fs.Var(&pg, "pg", "extra PostgreSQL setting name=value (repeatable)")
 	fs.IntVar(&cfg.StatsTop, "pg-stats", 0, "if > 0, preload pg_stat_statements and print this many top statements of the catch-up")
 	if err := fs.Parse(args); err != nil {
 		return ErrUsage
 	}
-	if cfg.Invoices < 1 || cfg.Companies < 2 || cfg.Customers < cfg.Companies || cfg.BigShare <= 0 || cfg.BigShare >= 1 ||
-		cfg.Server.MallocTrim < 0 {
-		return fmt.Errorf("%w: want -n ≥ 1, -companies ≥ 2, -customers ≥ -companies, 0 < -big-share < 1, -pg-malloc-trim ≥ 0", ErrUsage)
+	if cfg.Invoices < 1 || cfg.Companies < 2 || cfg.Customers < cfg.Companies || cfg.BigShare <= 0 || cfg.BigShare >= 1 {
+		return fmt.Errorf("%w: want -n ≥ 1, -companies ≥ 2, -customers ≥ -companies, 0 < -big-share < 1", ErrUsage)
+	}
+	if err := cfg.Server.check(); err != nil {
+		return err
 	}
 	cfg.PgSettings = pg
 	cfg.ReadModels = strings.Split(readModels, ",")

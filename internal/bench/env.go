@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -54,7 +55,25 @@ type serverOptions struct {
 	MallocTrim int
 }
 
-// mallocTrimUsage is the -pg-malloc-trim flag of both commands.
+// register adds the flags that set o, the same in both commands.
+func (o *serverOptions) register(fs *flag.FlagSet) {
+	fs.BoolVar(&o.HugePages, "huge-pages", true, hugePagesUsage)
+	fs.IntVar(&o.MallocTrim, "pg-malloc-trim", defaultMallocTrim, mallocTrimUsage)
+}
+
+// check says what is wrong with o's flags, as an ErrUsage.
+func (o serverOptions) check() error {
+	if o.MallocTrim < 0 {
+		return fmt.Errorf("%w: -pg-malloc-trim must be ≥ 0", ErrUsage)
+	}
+	return nil
+}
+
+// hugePagesUsage is the -huge-pages flag.
+const hugePagesUsage = "PostgreSQL's shared memory in huge pages: the machine's free ones, or reserved for the run (vm.nr_hugepages, as root) and given back; " +
+	"false: 4 kB pages, each a page fault on every connection's first touch"
+
+// mallocTrimUsage is the -pg-malloc-trim flag.
 const mallocTrimUsage = "glibc's MALLOC_TRIM_THRESHOLD_ for PostgreSQL, bytes: a backend keeps up to this much freed memory " +
 	"instead of giving it back to the kernel at each transaction's end and faulting it in again at the next; " +
 	"0: glibc's default (128 KiB until a large block is freed)"
