@@ -73,13 +73,11 @@ type Payment struct {
 // the invoice (invoiceByID's row is "found"), so that both come from one
 // snapshot: the payments always add up to the row's amount_paid_minor. An
 // invoice that never had a payment (has_payments, most) skips the look. The
-// json is decoded into Payments (decodePayments); its timestamps carry
-// their offset.
-const paymentsColumn = `CASE WHEN found.has_payments THEN (SELECT coalesce(json_agg(json_build_object('id', p.id,
-	'amount_minor', p.amount_minor, 'paid_on', p.paid_on::text, 'method', coalesce(p.method, ''),
-	'reference', coalesce(p.reference, ''), 'recorded_at', p.recorded_at, 'reversed_at', p.reversed_at,
-	'reversal_reason', coalesce(p.reversal_reason, '')) ORDER BY p.position_hi, p.position_lo), '[]')
-	FROM invoice_payments p WHERE p.invoice_id = found.id) ELSE '[]'::json END`
+// look is a function (projections' migration 007, where its statement is),
+// which PostgreSQL sets up only when it is called: a subquery here was set
+// up for every GET, with or without payments. The json is decoded into
+// Payments (decodePayments); its timestamps carry their offset.
+const paymentsColumn = `CASE WHEN found.has_payments THEN invoice_payments_json(found.id) ELSE '[]'::json END`
 
 // decodePayments decodes what paymentsColumn read into Payments. Most
 // invoices have none: their '[]' needs no decoder.

@@ -508,6 +508,26 @@ func TestGetAndListReadBackEveryColumnOfAnInvoice(t *testing.T) {
 	}
 }
 
+// TestAnInvoicesPaymentsAreReadInItsRowsSnapshot: the GET reads an
+// invoice's payments through invoice_payments_json (paymentsColumn), which
+// must be STABLE. PostgreSQL runs a STABLE function's statements in the
+// snapshot of the statement that calls it; a VOLATILE one (the default
+// when a function says nothing) takes a new snapshot for each, and could
+// list a payment that committed after the row was read, so that the
+// payments no longer add up to its amount_paid_minor.
+func TestAnInvoicesPaymentsAreReadInItsRowsSnapshot(t *testing.T) {
+	f := newFixture(t)
+	var volatility string
+	err := f.pool.QueryRow(context.Background(),
+		`SELECT provolatile::text FROM pg_proc WHERE oid = 'invoice_payments_json(uuid)'::regprocedure`).Scan(&volatility)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if volatility != "s" {
+		t.Fatalf("invoice_payments_json's volatility is %q, want s (STABLE)", volatility)
+	}
+}
+
 // asRead is d as a reader of the log sees it: with the defaults of the
 // fields its fixture leaves out (unit_code, tax_category, tax_breakdown).
 func asRead(t *testing.T, d events.InvoiceDrafted) events.InvoiceDrafted {
