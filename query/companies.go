@@ -58,7 +58,7 @@ func (s *Store) Company(ctx context.Context, accountID, id string) (Company, err
 }
 
 func companyByID(accountID, id string) statement {
-	return byID(companyColumns, "companies", "account_id = $2", id, accountID)
+	return byID(companyColumns, "companies", id, ofAccount(accountID)...)
 }
 
 // CompanyStream returns the event stream of the account's company, or
@@ -71,7 +71,7 @@ func (s *Store) CompanyStream(ctx context.Context, accountID, id string) (string
 }
 
 func companyStreamByID(accountID, id string) statement {
-	return byID("stream_name", "companies", "account_id = $2", id, accountID)
+	return byID("stream_name", "companies", id, ofAccount(accountID)...)
 }
 
 // Companies lists the account's active companies (or, with f.Archived,

@@ -97,7 +97,7 @@ func (s *Store) CreditNote(ctx context.Context, accountID, companyID, id string)
 }
 
 func creditNoteByID(accountID, companyID, id string) statement {
-	return byID(creditNoteColumns, "credit_notes", "account_id = $2 AND company_id = $3", id, accountID, companyID)
+	return byID(creditNoteColumns, "credit_notes", id, ofCompany(accountID, companyID)...)
 }
 
 // CreditNotes lists a company's credit notes in the order issued, summary

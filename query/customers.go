@@ -49,7 +49,7 @@ func (s *Store) Customer(ctx context.Context, accountID, companyID, id string) (
 }
 
 func customerByID(accountID, companyID, id string) statement {
-	return byID(customerColumns, "customers", "account_id = $2 AND company_id = $3", id, accountID, companyID)
+	return byID(customerColumns, "customers", id, ofCompany(accountID, companyID)...)
 }
 
 // CustomerStream returns the event stream of a customer of the account's
@@ -62,7 +62,7 @@ func (s *Store) CustomerStream(ctx context.Context, accountID, companyID, id str
 }
 
 func customerStreamByID(accountID, companyID, id string) statement {
-	return byID("stream_name", "customers", "account_id = $2 AND company_id = $3", id, accountID, companyID)
+	return byID("stream_name", "customers", id, ofCompany(accountID, companyID)...)
 }
 
 // Customers lists a company's active customers (or, with f.Archived, its

@@ -59,7 +59,7 @@ func (s *Store) Event(ctx context.Context, accountID, id string) (Event, error) 
 }
 
 func eventByID(accountID, id string) statement {
-	return byID(eventColumns, "public_events", "account_id = $2", id, accountID)
+	return byID(eventColumns, "public_events", id, ofAccount(accountID)...)
 }
 
 // Events lists the account's public events in the store's global order,

@@ -235,7 +235,7 @@ func streamName(ctx context.Context, s *Store, st statement) (string, error) {
 }
 
 func invoiceStreamByID(accountID, companyID, id string) statement {
-	return byID("stream_name", "invoices", "account_id = $2 AND company_id = $3", id, accountID, companyID)
+	return byID("stream_name", "invoices", id, ofCompany(accountID, companyID)...)
 }
 
 // Invoice returns an invoice only when it belongs to both the account and
@@ -252,7 +252,7 @@ func (s *Store) Invoice(ctx context.Context, accountID, companyID, id string) (I
 }
 
 func invoiceByID(accountID, companyID, id string) statement {
-	return byID(fullColumns, "invoices", "account_id = $2 AND company_id = $3", id, accountID, companyID)
+	return byID(fullColumns, "invoices", id, ofCompany(accountID, companyID)...)
 }
 
 // Invoices lists a company's invoices in creation order, summary form.

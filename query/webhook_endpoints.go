@@ -72,7 +72,7 @@ func (s *Store) WebhookEndpoint(ctx context.Context, accountID, id string) (Webh
 }
 
 func webhookEndpointByID(accountID, id string) statement {
-	return byID(webhookEndpointColumns, "webhook_endpoints", "account_id = $2 AND deleted_at IS NULL", id, accountID)
+	return byID(webhookEndpointColumns, "webhook_endpoints", id, ofAccount(accountID)...).and("deleted_at IS NULL")
 }
 
 // WebhookEndpointStream returns the event stream of the account's
@@ -85,7 +85,7 @@ func (s *Store) WebhookEndpointStream(ctx context.Context, accountID, id string)
 }
 
 func webhookEndpointStreamByID(accountID, id string) statement {
-	return byID("stream_name", "webhook_endpoints", "account_id = $2", id, accountID)
+	return byID("stream_name", "webhook_endpoints", id, ofAccount(accountID)...)
 }
 
 // WebhookEndpoints lists the account's endpoints (not deleted) in creation
