@@ -5,10 +5,11 @@
 -- A function, not a subquery in the GET's statement: PostgreSQL sets up
 -- every node of a statement's plan before it runs it, a subquery's
 -- aggregate and index scan included, even when a CASE never evaluates it.
--- For the GET of an invoice without payments (most) that set-up was about a
--- fifth of PostgreSQL's CPU; a function call is set up only when called.
--- PL/pgSQL keeps the plan of its statement for the session (SQL functions
--- are planned again at every call of the statement that calls them).
+-- For the GET of an invoice without payments (most) that set-up was a
+-- tenth to a fifth of PostgreSQL's CPU; a function call is set up only
+-- when called. PL/pgSQL keeps the plan of its statement for the session
+-- (an SQL function's is made again at every execution of the statement
+-- that calls it).
 --
 -- STABLE, so that its statement reads with the snapshot of the statement
 -- that calls it: the payments add up to the amounts of the row read with
