@@ -97,15 +97,14 @@ type statement struct {
 // at a cost: PostgreSQL set up its scan and a projection of every column of
 // the table at each execution, a tenth of its CPU on the GET of an invoice.
 func byID(columns, table, id string, owners ...owner) statement {
-	conds := []string{"id = $1"}
-	args := []any{id}
+	q := &keyset{} // for its conditions only: no page, no order
+	q.where("id = ?", id)
 	for _, o := range owners {
-		args = append(args, o.value)
-		conds = append(conds, fmt.Sprintf("%s IS NOT DISTINCT FROM $%d", o.column, len(args)))
+		q.check(o.column, o.value)
 	}
 	return statement{
-		sql:  fmt.Sprintf("SELECT %s FROM %s AS found WHERE %s", columns, table, strings.Join(conds, " AND ")),
-		args: args,
+		sql:  fmt.Sprintf("SELECT %s FROM %s AS found WHERE %s", columns, table, strings.Join(q.conds, " AND ")),
+		args: q.args,
 	}
 }
 
@@ -181,8 +180,15 @@ func (k *keyset) filter(column, value string) {
 		k.fixed = column
 		k.fix(column, value)
 	default:
-		k.where(column+" IS NOT DISTINCT FROM ?", value)
+		k.check(column, value)
 	}
+}
+
+// check adds column = value as a condition that no index can take (IS NOT
+// DISTINCT FROM; the columns checked are NOT NULL, so it is equality): it
+// is checked on the rows that another condition's index found.
+func (k *keyset) check(column string, value any) {
+	k.where(column+" IS NOT DISTINCT FROM ?", value)
 }
 
 func (k *keyset) where(cond string, arg any) {
