@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestDecodeObjectRefusesWhatEncodingJSONWouldGuess(t *testing.T) {
@@ -97,4 +98,56 @@ func FuzzDecodeObject(f *testing.F) {
 			t.Fatalf("decodeObject = %#v, encoding/json = %#v", got, want)
 		}
 	})
+}
+
+// FuzzThePlainDecodeIsTheWalks: a body decodePlain takes decodes as the
+// token walk decodes it, and one it leaves to the walk is one the walk
+// refuses or one encoding/json alone would read otherwise (a key given
+// twice, a lone surrogate, nesting past the bound). So decodeObject answers
+// every body as the walk alone did.
+func FuzzThePlainDecodeIsTheWalks(f *testing.F) {
+	for _, seed := range []string{createInvoiceBody, `{"a":1,"a":1}`, `{"a":{"b":1},"b":{"b":2}}`, `{"a":"\ud800"}`,
+		`{"a":"\ud83d\ude00"}`, `{"a":"\\u"}`, `{"a:":"\":"}`, `{} `, `{}{}`, `null`, `[]`, `{"a":[[[[1]]]]}`,
+		strings.Repeat(`[`, 32) + strings.Repeat(`]`, 32), `{"a":` + strings.Repeat(`[`, 32) + strings.Repeat(`]`, 32) + `}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !utf8.Valid(data) {
+			return // refused before either decode
+		}
+		walked, walkErr := walkObject(data)
+		plain, ok := decodePlain(data)
+		if ok && (walkErr != nil || !reflect.DeepEqual(plain, walked)) {
+			t.Fatalf("decodePlain = %#v; the walk = %#v, %v", plain, walked, walkErr)
+		}
+		if !ok && walkErr == nil {
+			members, depth, _ := shape(data)
+			if depth <= maxBodyDepth && countMembers(walked) == members {
+				t.Fatalf("decodePlain left to the walk a body it takes: %#v", walked)
+			}
+		}
+	})
+}
+
+// createInvoiceBody is a create-invoice request as `make bench` sends it:
+// five lines, a note.
+const createInvoiceBody = `{"customer_id":"0193a0b2-7c1e-7d2a-9f3e-2b4c6d8e0f12","issue_date":"2026-03-14",` +
+	`"lines":[{"description":"Consulting services, work package 1","quantity":"2.5","unit":"h","unit_amount_minor":41234,"tax_rate_bps":1900},` +
+	`{"description":"Consulting services, work package 2","quantity":"10","unit":"h","unit_amount_minor":1200,"tax_rate_bps":700},` +
+	`{"description":"Consulting services, work package 3","quantity":"0.75","unit":"h","unit_amount_minor":98000,"tax_rate_bps":1900},` +
+	`{"description":"Consulting services, work package 4","quantity":"3.125","unit":"h","unit_amount_minor":5500,"tax_rate_bps":1900},` +
+	`{"description":"Consulting services, work package 5","quantity":"40","unit":"h","unit_amount_minor":77777,"tax_rate_bps":700}],` +
+	`"notes":"Payable within 30 days. Thank you for your business."}`
+
+// BenchmarkDecodeObject times the decode every write request's body goes
+// through before it is parsed.
+func BenchmarkDecodeObject(b *testing.B) {
+	raw := []byte(createInvoiceBody)
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeObject(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
