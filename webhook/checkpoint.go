@@ -25,14 +25,25 @@ func loadCheckpoint(ctx context.Context, pool *pgxpool.Pool) (events.Position, e
 	return events.NewPosition(uint64(hi), uint64(lo)), nil
 }
 
-func saveCheckpoint(ctx context.Context, tx pgx.Tx, pos events.Position) error {
-	hi, lo := pos.Parts()
-	_, err := tx.Exec(ctx, `
-		INSERT INTO webhook_checkpoint (name, position_hi, position_lo) VALUES ($1, $2, $3)
-		ON CONFLICT (name) DO UPDATE SET position_hi = $2, position_lo = $3, updated_at = now()`,
-		dispatcherLock, int64(hi), int64(lo))
-	if err != nil {
+// errCheckpointMoved means the checkpoint was not where this leader left
+// it: another dispatcher committed since.
+var errCheckpointMoved = errors.New("the webhook checkpoint moved under this dispatcher")
+
+// saveCheckpoint moves the checkpoint from from to to; errCheckpointMoved
+// when it is not at from (a row not there yet is at the start).
+func saveCheckpoint(ctx context.Context, tx pgx.Tx, from, to events.Position) error {
+	fromHi, fromLo := from.Parts()
+	hi, lo := to.Parts()
+	tag, err := tx.Exec(ctx, `
+		INSERT INTO webhook_checkpoint AS c (name, position_hi, position_lo) VALUES ($1, $4, $5)
+		ON CONFLICT (name) DO UPDATE SET position_hi = $4, position_lo = $5, updated_at = now()
+		WHERE c.position_hi = $2 AND c.position_lo = $3`,
+		dispatcherLock, int64(fromHi), int64(fromLo), int64(hi), int64(lo))
+	switch {
+	case err != nil:
 		return fmt.Errorf("save the webhook checkpoint: %w", err)
+	case tag.RowsAffected() != 1:
+		return fmt.Errorf("save the webhook checkpoint at %s: %w", from, errCheckpointMoved)
 	}
 	return nil
 }

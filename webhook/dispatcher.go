@@ -146,15 +146,16 @@ func (d *Dispatcher) lead(ctx context.Context) (committed bool, err error) {
 	}
 	d.setState(true, nil)
 	defer d.setState(false, nil)
-	return d.follow(ctx, pos)
+	return d.follow(ctx, pos, conn.PgConn().PID())
 }
 
 // follow enqueues the subscription's events from pos on, a batch per
 // transaction. The subscription never skips an event of the public types
 // (others it may leave out, or deliver as positions, which deliveries
 // passes over), and it starts at the committed checkpoint, so a new leader
-// goes on where the last commit of the old one left off.
-func (d *Dispatcher) follow(ctx context.Context, pos events.Position) (committed bool, err error) {
+// goes on where the last commit of the old one left off. lockPID is the
+// backend of the session holding the dispatcher's lock.
+func (d *Dispatcher) follow(ctx context.Context, pos events.Position, lockPID uint32) (committed bool, err error) {
 	subCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sub, err := d.store.SubscribeAll(subCtx, pos, d.publicInternalTypes()...)
@@ -169,7 +170,7 @@ func (d *Dispatcher) follow(ctx context.Context, pos events.Position) (committed
 			}
 			return committed, ctx.Err()
 		}
-		if err := d.dispatch(ctx, batch); err != nil {
+		if pos, err = d.dispatch(ctx, lockPID, pos, batch); err != nil {
 			return committed, err
 		}
 		committed = true
@@ -188,35 +189,41 @@ func (d *Dispatcher) publicInternalTypes() []string {
 	return out
 }
 
-// dispatch enqueues one batch's deliveries and moves the checkpoint past
-// it, in one transaction.
-func (d *Dispatcher) dispatch(ctx context.Context, batch []events.RecordedEvent) error {
+// dispatch enqueues one batch's deliveries and moves the checkpoint from
+// from past it, in one transaction, and returns the new checkpoint. The
+// transaction commits only while this process holds the lock and the
+// checkpoint is still at from: a leader whose lock connection broke steps
+// down at its next batch, and no other leader's commit is ever undone.
+func (d *Dispatcher) dispatch(ctx context.Context, lockPID uint32, from events.Position, batch []events.RecordedEvent) (events.Position, error) {
 	last := batch[len(batch)-1].Position
 	if d.opts.Await != nil {
 		if err := d.opts.Await(ctx, last); err != nil {
-			return fmt.Errorf("wait for the endpoints up to %s: %w", last, err)
+			return from, fmt.Errorf("wait for the endpoints up to %s: %w", last, err)
 		}
 	}
 	rows, err := d.deliveries(ctx, batch)
 	if err != nil {
-		return err
+		return from, err
 	}
 	// A batch read when ctx ends still commits: shutdown stops after it.
 	txCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), follow.BatchTimeout)
 	defer cancel()
 	err = pgx.BeginFunc(txCtx, d.pool, func(tx pgx.Tx) error {
+		if err := follow.StillLeads(txCtx, tx, lockPID, dispatcherLock); err != nil {
+			return err
+		}
 		if err := insertDeliveries(txCtx, tx, rows); err != nil {
 			return err
 		}
-		return saveCheckpoint(txCtx, tx, last)
+		return saveCheckpoint(txCtx, tx, from, last)
 	})
 	if err != nil {
-		return fmt.Errorf("enqueue deliveries up to %s: %w", last, err)
+		return from, fmt.Errorf("enqueue deliveries up to %s: %w", last, err)
 	}
 	if len(rows) > 0 && d.opts.Enqueued != nil {
 		d.opts.Enqueued()
 	}
-	return nil
+	return last, nil
 }
 
 // newDelivery is a row to enqueue.

@@ -3,11 +3,15 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/invoicing/invoicing/events"
+	"github.com/invoicing/invoicing/internal/follow"
 )
 
 // Two dispatchers: one leads; when it stops (its lock connection closes,
@@ -36,6 +40,93 @@ func TestTheDispatcherFailsOverWithoutSkippingAnEvent(t *testing.T) {
 	if n != want || distinct != want {
 		t.Errorf("%d deliveries of %d events, want %d of %d", n, distinct, want, want)
 	}
+}
+
+// A dispatcher whose lock connection's backend is ended goes on reading
+// the log, and nothing but its commits can tell it that the lock is gone:
+// the standby takes the lock, and the old leader steps down at its next
+// batch instead of enqueueing beside it. Every event still has one
+// delivery, and the checkpoint ends at the last event.
+func TestADispatcherThatLostItsLockStepsDown(t *testing.T) {
+	e := newEnv(t)
+	e.eps.add(t, "acme", "http://receiver.invalid/")
+	first, second := e.dispatcher(), e.dispatcher()
+	run(t, first.Run)
+	waitFor(t, "the first to lead", first.Leading)
+	run(t, second.Run)
+	e.write(t, "acme", streams("f", 2), 3)
+	waitFor(t, "the first batch enqueued", func() bool { return e.statuses(t)["pending"] == 2*publicPerStream(3) })
+	e.endLockSession(t)
+	waitFor(t, "the second to take the lock", second.Leading)
+	e.write(t, "acme", streams("g", 2), 3)
+	want := 4 * publicPerStream(3)
+	waitFor(t, "every delivery enqueued", func() bool { return e.statuses(t)["pending"] == want })
+	waitFor(t, "the first to step down", func() bool { return !first.Leading() })
+	if !second.Leading() {
+		t.Fatal("the second dispatcher does not lead")
+	}
+	var n, distinct int
+	var checkpointLo, lastLo int64
+	err := e.pool.QueryRow(context.Background(), `
+		SELECT (SELECT count(*) FROM webhook_deliveries), (SELECT count(DISTINCT event_id) FROM webhook_deliveries),
+			(SELECT position_lo FROM webhook_checkpoint), (SELECT max(global_position) FROM events)`).Scan(&n, &distinct, &checkpointLo, &lastLo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != want || distinct != want || checkpointLo != lastLo {
+		t.Errorf("%d deliveries of %d events, checkpoint at %d; want %d of %d, at %d", n, distinct, checkpointLo, want, want, lastLo)
+	}
+}
+
+// Two leaders at once (the first's lock lost between its check and its
+// commit): the checkpoint moves only from where the committing leader
+// left it, so a stale leader's batch rolls back instead of moving it back.
+func TestTheCheckpointMovesOnlyFromWhereItsLeaderLeftIt(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	start, first, second := events.Position{}, events.NewPosition(10, 5), events.NewPosition(12, 9)
+	save := func(from, to events.Position) error {
+		return pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error { return saveCheckpoint(ctx, tx, from, to) })
+	}
+	steps := []struct {
+		from, to events.Position
+		want     error
+	}{
+		{start, second, nil},
+		{start, first, errCheckpointMoved}, // a leader that loaded it before the first commit
+		{second, first, nil},               // from where it is: equality, not order
+		{second, second, errCheckpointMoved},
+	}
+	for i, s := range steps {
+		if err := save(s.from, s.to); !errors.Is(err, s.want) {
+			t.Fatalf("step %d: %s -> %s: %v, want %v", i, s.from, s.to, err, s.want)
+		}
+	}
+	if got, err := loadCheckpoint(ctx, e.pool); err != nil || got != first {
+		t.Fatalf("checkpoint %s, %v; want %s", got, err, first)
+	}
+}
+
+// endLockSession ends the backend that holds the dispatcher's lock, as a
+// broken connection or an operator's pg_terminate_backend would, and waits
+// until the lock is free.
+func (e *env) endLockSession(t *testing.T) {
+	t.Helper()
+	key := uint64(follow.LockKey(dispatcherLock))
+	const holder = `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		AND classid::bigint = $1 AND objid::bigint = $2 AND objsubid = 1`
+	var pid int64
+	if err := e.pool.QueryRow(context.Background(), holder, int64(key>>32), int64(key&0xffffffff)).Scan(&pid); err != nil {
+		t.Fatalf("find the lock's session: %v", err)
+	}
+	if _, err := e.pool.Exec(context.Background(), `SELECT pg_terminate_backend($1)`, pid); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the lock to be free", func() bool {
+		var other int64
+		err := e.pool.QueryRow(context.Background(), holder, int64(key>>32), int64(key&0xffffffff)).Scan(&other)
+		return err != nil || other != pid
+	})
 }
 
 // A public event whose metadata names no account cannot be anyone's

@@ -57,6 +57,32 @@ func TryLead(ctx context.Context, pool *pgxpool.Pool, name string) (*pgx.Conn, e
 	return conn, nil
 }
 
+// ErrLeadLost means the session that took a leader's lock no longer holds
+// it: its connection broke or its backend was ended. Another process may
+// lead by now, so the leader must not commit.
+var ErrLeadLost = errors.New("follow: the lock this process led by is no longer held")
+
+// StillLeads returns ErrLeadLost unless the session whose backend is lockPID
+// (the connection TryLead returned: its PgConn().PID()) holds name's lock.
+// A leader calls it in the transaction of each commit: nothing else tells
+// it that its lock connection is gone, and it would go on beside the
+// process that took the lock after it.
+func StillLeads(ctx context.Context, tx pgx.Tx, lockPID uint32, name string) error {
+	key := uint64(LockKey(name))
+	var held bool
+	err := tx.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
+			AND pid = $1 AND classid::bigint = $2 AND objid::bigint = $3 AND objsubid = 1)`,
+		int64(lockPID), int64(key>>32), int64(key&0xffffffff)).Scan(&held)
+	switch {
+	case err != nil:
+		return fmt.Errorf("check the lock of %s: %w", name, err)
+	case !held:
+		return fmt.Errorf("%s (backend %d): %w", name, lockPID, ErrLeadLost)
+	}
+	return nil
+}
+
 // Retry tunes how a leader (a projection runner, the sealer) retries; the
 // zero value is fine.
 type Retry struct {
