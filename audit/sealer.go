@@ -118,12 +118,15 @@ func (s *Sealer) lead(ctx context.Context) (committed bool, err error) {
 		return false, err
 	}
 	defer conn.Close(context.Background())
-	head, err := loadChainHead(ctx, s.pool)
+	watched, stop := follow.Watch(ctx, conn)
+	defer stop()
+	head, err := loadChainHead(watched, s.pool)
 	if err != nil {
 		return false, err
 	}
 	s.setErr(nil)
-	return s.follow(ctx, head)
+	committed, err = s.follow(watched, head)
+	return committed, follow.Lost(watched, err)
 }
 
 // follow chains the log from head on. It reads pages with ReadAll rather

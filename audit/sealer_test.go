@@ -13,6 +13,7 @@ import (
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/events/eventstoretest"
 	"github.com/invoicing/invoicing/internal/follow"
+	"github.com/invoicing/invoicing/internal/pgtest"
 )
 
 var testSealKey = ed25519.NewKeyFromSeed([]byte("0123456789abcdef0123456789abcdef"))
@@ -233,6 +234,31 @@ func TestTheSealerResumesAfterACrashMidSealWithoutAGap(t *testing.T) {
 	waitChained(t, e, 15)
 	if r := verify(t, e); !r.OK() {
 		t.Fatalf("after the restart: %v", r.Problems)
+	}
+}
+
+// A sealer whose lock session ends (a broken connection, an operator's
+// pg_terminate_backend) stops at once and takes the lock again before it
+// chains on, so that no second sealer can take the lock and run beside
+// it; the chain goes on without a gap.
+func TestASealerWhoseLockSessionEndsTakesItAgain(t *testing.T) {
+	e := newEnv(t)
+	runSealer(t, e, SealerOptions{Key: testSealKey, Retry: follow.Retry{MinBackoff: 5 * time.Millisecond}})
+	eventstoretest.AppendCompanies(t, e.store, 10)
+	waitChained(t, e, 10)
+	key := follow.LockKey(sealerLock)
+	gone := pgtest.EndLockSession(t, e.pool, key)
+	deadline := time.Now().Add(20 * time.Second)
+	for pid, held := pgtest.LockSession(t, e.pool, key); !held || pid == gone; pid, held = pgtest.LockSession(t, e.pool, key) {
+		if time.Now().After(deadline) {
+			t.Fatal("the sealer did not take its lock again")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	eventstoretest.AppendCompanies(t, e.store, 5)
+	waitChained(t, e, 15)
+	if r := verify(t, e); !r.OK() {
+		t.Fatalf("after the lock was taken again: %v", r.Problems)
 	}
 }
 

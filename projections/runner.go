@@ -154,14 +154,22 @@ func (r *Runner) setState(leading bool, err error) {
 }
 
 // lead takes the projection's session lock on a dedicated connection and
-// projects until ctx ends or something fails. It reports whether a batch
-// committed.
+// projects until ctx ends, its lock session ends (follow.Watch) or
+// something fails. It reports whether a batch committed.
 func (r *Runner) lead(ctx context.Context) (committed bool, err error) {
 	conn, err := follow.TryLead(ctx, r.pool, r.proj.Name())
 	if err != nil {
 		return false, err
 	}
 	defer conn.Close(context.Background())
+	ctx, stop := follow.Watch(ctx, conn)
+	defer stop()
+	committed, err = r.leadOn(ctx)
+	return committed, follow.Lost(ctx, err)
+}
+
+// leadOn projects while this process holds the lock, as lead's ctx says.
+func (r *Runner) leadOn(ctx context.Context) (committed bool, err error) {
 	if r.opts.Prepare != nil && !r.prepared {
 		if err := r.opts.Prepare(ctx, r.proj); err != nil {
 			return false, fmt.Errorf("prepare: %w", err)

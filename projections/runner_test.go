@@ -247,6 +247,45 @@ func TestSecondProcessCannotRunTheSameProjection(t *testing.T) {
 	}
 }
 
+// A runner whose lock session ends (a broken connection, an operator's
+// pg_terminate_backend) stops at once and takes the lock again before it
+// projects on: were it to go on without the lock, a second process could
+// take the lock and run the projection beside it. Every event is applied
+// once.
+func TestARunnerWhoseLockSessionEndsTakesItAgain(t *testing.T) {
+	e := newEnv(t)
+	eventstoretest.AppendCompanies(t, e.store, 10)
+	r := NewRunner(Companies{}, e.store, connect(t, e.url), quiet, RunnerOptions{Retry: follow.Retry{MinBackoff: 5 * time.Millisecond}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	key := follow.LockKey(Companies{}.Name())
+	waitUntil(t, "the runner to lead", func() bool { _, held := pgtest.LockSession(t, e.pool, key); return held && r.Leading() })
+	gone := pgtest.EndLockSession(t, e.pool, key)
+	waitUntil(t, "the runner to take its lock again", func() bool {
+		pid, held := pgtest.LockSession(t, e.pool, key)
+		return held && pid != gone
+	})
+	last := eventstoretest.AppendCompanies(t, e.store, 5)
+	waitUntil(t, "the runner to apply the events after", func() bool { return r.passed(last) })
+	if rows, distinct := companyCounts(t, e.pool); rows != 15 || distinct != 15 {
+		t.Fatalf("%d rows, %d distinct; want 15 exactly once", rows, distinct)
+	}
+}
+
+// waitUntil polls cond until it holds, or fails the test after 20 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // A batch of events a projection does not handle moves its checkpoint in
 // memory only, so a runner stopped before CheckpointEvery resumes from the
 // older checkpoint: it reads those events again, skips them again, and

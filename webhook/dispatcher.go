@@ -140,22 +140,24 @@ func (d *Dispatcher) lead(ctx context.Context) (committed bool, err error) {
 		return false, err
 	}
 	defer conn.Close(context.Background())
-	pos, err := loadCheckpoint(ctx, d.pool)
+	watched, stop := follow.Watch(ctx, conn)
+	defer stop()
+	pos, err := loadCheckpoint(watched, d.pool)
 	if err != nil {
 		return false, err
 	}
 	d.setState(true, nil)
 	defer d.setState(false, nil)
-	return d.follow(ctx, pos, conn.PgConn().PID())
+	committed, err = d.follow(watched, pos)
+	return committed, follow.Lost(watched, err)
 }
 
 // follow enqueues the subscription's events from pos on, a batch per
 // transaction. The subscription never skips an event of the public types
 // (others it may leave out, or deliver as positions, which deliveries
 // passes over), and it starts at the committed checkpoint, so a new leader
-// goes on where the last commit of the old one left off. lockPID is the
-// backend of the session holding the dispatcher's lock.
-func (d *Dispatcher) follow(ctx context.Context, pos events.Position, lockPID uint32) (committed bool, err error) {
+// goes on where the last commit of the old one left off.
+func (d *Dispatcher) follow(ctx context.Context, pos events.Position) (committed bool, err error) {
 	subCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sub, err := d.store.SubscribeAll(subCtx, pos, d.publicInternalTypes()...)
@@ -170,7 +172,7 @@ func (d *Dispatcher) follow(ctx context.Context, pos events.Position, lockPID ui
 			}
 			return committed, ctx.Err()
 		}
-		if pos, err = d.dispatch(ctx, lockPID, pos, batch); err != nil {
+		if pos, err = d.dispatch(ctx, pos, batch); err != nil {
 			return committed, err
 		}
 		committed = true
@@ -191,10 +193,10 @@ func (d *Dispatcher) publicInternalTypes() []string {
 
 // dispatch enqueues one batch's deliveries and moves the checkpoint from
 // from past it, in one transaction, and returns the new checkpoint. The
-// transaction commits only while this process holds the lock and the
-// checkpoint is still at from: a leader whose lock connection broke steps
-// down at its next batch, and no other leader's commit is ever undone.
-func (d *Dispatcher) dispatch(ctx context.Context, lockPID uint32, from events.Position, batch []events.RecordedEvent) (events.Position, error) {
+// transaction commits only while the checkpoint is still at from: a leader
+// that lost its lock and commits before it learns so (follow.Watch) can
+// never move back a checkpoint that the next leader moved on.
+func (d *Dispatcher) dispatch(ctx context.Context, from events.Position, batch []events.RecordedEvent) (events.Position, error) {
 	last := batch[len(batch)-1].Position
 	if d.opts.Await != nil {
 		if err := d.opts.Await(ctx, last); err != nil {
@@ -209,9 +211,6 @@ func (d *Dispatcher) dispatch(ctx context.Context, lockPID uint32, from events.P
 	txCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), follow.BatchTimeout)
 	defer cancel()
 	err = pgx.BeginFunc(txCtx, d.pool, func(tx pgx.Tx) error {
-		if err := follow.StillLeads(txCtx, tx, lockPID, dispatcherLock); err != nil {
-			return err
-		}
 		if err := insertDeliveries(txCtx, tx, rows); err != nil {
 			return err
 		}

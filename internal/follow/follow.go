@@ -57,30 +57,44 @@ func TryLead(ctx context.Context, pool *pgxpool.Pool, name string) (*pgx.Conn, e
 	return conn, nil
 }
 
-// ErrLeadLost means the session that took a leader's lock no longer holds
-// it: its connection broke or its backend was ended. Another process may
-// lead by now, so the leader must not commit.
-var ErrLeadLost = errors.New("follow: the lock this process led by is no longer held")
+// ErrLeadLost means the session that took a leader's lock has ended: its
+// connection broke or its backend was ended. Another process may lead by
+// now.
+var ErrLeadLost = errors.New("follow: the session holding this leader's lock has ended")
 
-// StillLeads returns ErrLeadLost unless the session whose backend is lockPID
-// (the connection TryLead returned: its PgConn().PID()) holds name's lock.
-// A leader calls it in the transaction of each commit: nothing else tells
-// it that its lock connection is gone, and it would go on beside the
-// process that took the lock after it.
-func StillLeads(ctx context.Context, tx pgx.Tx, lockPID uint32, name string) error {
-	key := uint64(LockKey(name))
-	var held bool
-	err := tx.QueryRow(ctx, `
-		SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
-			AND pid = $1 AND classid::bigint = $2 AND objid::bigint = $3 AND objsubid = 1)`,
-		int64(lockPID), int64(key>>32), int64(key&0xffffffff)).Scan(&held)
-	switch {
-	case err != nil:
-		return fmt.Errorf("check the lock of %s: %w", name, err)
-	case !held:
-		return fmt.Errorf("%s (backend %d): %w", name, lockPID, ErrLeadLost)
+// Watch returns a context that ends, with ErrLeadLost as its cause, when
+// the lock connection conn (TryLead's) ends. Nothing else tells a leader
+// that its lock is gone, as it works on other connections: without a watch
+// it would go on beside the process that took the lock after it. conn
+// waits for a notification that never comes, so its end is seen when it
+// happens, at no cost. stop ends the watch (and with it conn, which the
+// caller closes anyway); call it before conn.Close.
+func Watch(ctx context.Context, conn *pgx.Conn) (watched context.Context, stop func()) {
+	watched, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			err := conn.PgConn().WaitForNotification(watched)
+			if watched.Err() != nil {
+				return
+			}
+			if err != nil {
+				cancel(fmt.Errorf("%w: %w", ErrLeadLost, err))
+				return
+			}
+		}
+	}()
+	return watched, func() { cancel(nil); <-done }
+}
+
+// Lost returns what ended a leader that ran on watched (from Watch): the
+// lost lock when that ended it, err otherwise.
+func Lost(watched context.Context, err error) error {
+	if cause := context.Cause(watched); errors.Is(cause, ErrLeadLost) {
+		return cause
 	}
-	return nil
+	return err
 }
 
 // Retry tunes how a leader (a projection runner, the sealer) retries; the
