@@ -57,8 +57,10 @@ func (s *Store) Company(ctx context.Context, accountID, id string) (Company, err
 	return one(ctx, s.pool, scanCompanies, companyByID(accountID, id))
 }
 
+var companyLookup = newLookup(companyColumns, "companies", accountOwned)
+
 func companyByID(accountID, id string) statement {
-	return byID(companyColumns, "companies", id, ofAccount(accountID)...)
+	return companyLookup.of(id, accountID)
 }
 
 // CompanyStream returns the event stream of the account's company, or
@@ -70,8 +72,10 @@ func (s *Store) CompanyStream(ctx context.Context, accountID, id string) (string
 	return streamName(ctx, s, companyStreamByID(accountID, id))
 }
 
+var companyStreamLookup = newLookup("stream_name", "companies", accountOwned)
+
 func companyStreamByID(accountID, id string) statement {
-	return byID("stream_name", "companies", id, ofAccount(accountID)...)
+	return companyStreamLookup.of(id, accountID)
 }
 
 // Companies lists the account's active companies (or, with f.Archived,

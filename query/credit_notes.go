@@ -96,8 +96,10 @@ func (s *Store) CreditNote(ctx context.Context, accountID, companyID, id string)
 	return one(ctx, s.pool, scanCreditNotes, creditNoteByID(accountID, companyID, id))
 }
 
+var creditNoteLookup = newLookup(creditNoteColumns, "credit_notes", companyOwned)
+
 func creditNoteByID(accountID, companyID, id string) statement {
-	return byID(creditNoteColumns, "credit_notes", id, ofCompany(accountID, companyID)...)
+	return creditNoteLookup.of(id, accountID, companyID)
 }
 
 // CreditNotes lists a company's credit notes in the order issued, summary

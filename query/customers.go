@@ -48,8 +48,10 @@ func (s *Store) Customer(ctx context.Context, accountID, companyID, id string) (
 	return one(ctx, s.pool, scanCustomers, customerByID(accountID, companyID, id))
 }
 
+var customerLookup = newLookup(customerColumns, "customers", companyOwned)
+
 func customerByID(accountID, companyID, id string) statement {
-	return byID(customerColumns, "customers", id, ofCompany(accountID, companyID)...)
+	return customerLookup.of(id, accountID, companyID)
 }
 
 // CustomerStream returns the event stream of a customer of the account's
@@ -61,8 +63,10 @@ func (s *Store) CustomerStream(ctx context.Context, accountID, companyID, id str
 	return streamName(ctx, s, customerStreamByID(accountID, companyID, id))
 }
 
+var customerStreamLookup = newLookup("stream_name", "customers", companyOwned)
+
 func customerStreamByID(accountID, companyID, id string) statement {
-	return byID("stream_name", "customers", id, ofCompany(accountID, companyID)...)
+	return customerStreamLookup.of(id, accountID, companyID)
 }
 
 // Customers lists a company's active customers (or, with f.Archived, its

@@ -58,8 +58,10 @@ func (s *Store) Event(ctx context.Context, accountID, id string) (Event, error) 
 	return one(ctx, s.pool, scanEvents, eventByID(accountID, id))
 }
 
+var eventLookup = newLookup(eventColumns, "public_events", accountOwned)
+
 func eventByID(accountID, id string) statement {
-	return byID(eventColumns, "public_events", id, ofAccount(accountID)...)
+	return eventLookup.of(id, accountID)
 }
 
 // Events lists the account's public events in the store's global order,

@@ -234,8 +234,10 @@ func streamName(ctx context.Context, s *Store, st statement) (string, error) {
 	return stream, nil
 }
 
+var invoiceStreamLookup = newLookup("stream_name", "invoices", companyOwned)
+
 func invoiceStreamByID(accountID, companyID, id string) statement {
-	return byID("stream_name", "invoices", id, ofCompany(accountID, companyID)...)
+	return invoiceStreamLookup.of(id, accountID, companyID)
 }
 
 // Invoice returns an invoice only when it belongs to both the account and
@@ -251,8 +253,10 @@ func (s *Store) Invoice(ctx context.Context, accountID, companyID, id string) (I
 	return inv, inv.decodePayments()
 }
 
+var invoiceLookup = newLookup(fullColumns, "invoices", companyOwned)
+
 func invoiceByID(accountID, companyID, id string) statement {
-	return byID(fullColumns, "invoices", id, ofCompany(accountID, companyID)...)
+	return invoiceLookup.of(id, accountID, companyID)
 }
 
 // Invoices lists a company's invoices in creation order, summary form.

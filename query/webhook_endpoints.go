@@ -71,8 +71,10 @@ func (s *Store) WebhookEndpoint(ctx context.Context, accountID, id string) (Webh
 	return one(ctx, s.pool, scanWebhookEndpoints, webhookEndpointByID(accountID, id))
 }
 
+var webhookEndpointLookup = newLookup(webhookEndpointColumns, "webhook_endpoints", accountOwned, "deleted_at IS NULL")
+
 func webhookEndpointByID(accountID, id string) statement {
-	return byID(webhookEndpointColumns, "webhook_endpoints", id, ofAccount(accountID)...).and("deleted_at IS NULL")
+	return webhookEndpointLookup.of(id, accountID)
 }
 
 // WebhookEndpointStream returns the event stream of the account's
@@ -84,8 +86,10 @@ func (s *Store) WebhookEndpointStream(ctx context.Context, accountID, id string)
 	return streamName(ctx, s, webhookEndpointStreamByID(accountID, id))
 }
 
+var webhookEndpointStreamLookup = newLookup("stream_name", "webhook_endpoints", accountOwned)
+
 func webhookEndpointStreamByID(accountID, id string) statement {
-	return byID("stream_name", "webhook_endpoints", id, ofAccount(accountID)...)
+	return webhookEndpointStreamLookup.of(id, accountID)
 }
 
 // WebhookEndpoints lists the account's endpoints (not deleted) in creation
