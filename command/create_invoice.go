@@ -152,11 +152,7 @@ func (h *Handler) CreateInvoice(ctx context.Context, req Request, companyID stri
 	if err := CheckIdempotencyKey(req.IdempotencyKey); err != nil {
 		return out, err
 	}
-	company, err := h.cfg.Directory.Company(ctx, req.Actor.AccountID, companyID)
-	if err != nil {
-		return out, fmt.Errorf("company %s: %w", companyID, err)
-	}
-	in, err := body.Valid()
+	in, company, customer, err := h.invoiceParties(ctx, req.Actor.AccountID, companyID, body)
 	if err != nil {
 		return out, err
 	}
@@ -167,17 +163,13 @@ func (h *Handler) CreateInvoice(ctx context.Context, req Request, companyID stri
 	if err := activeCompany(company); err != nil {
 		return replayOr[events.InvoiceDrafted](ctx, h, req, opCreateInvoice, companyID, fp, err)
 	}
-	customer, err := h.cfg.Directory.Customer(ctx, req.Actor.AccountID, companyID, in.CustomerID)
-	if errors.Is(err, events.ErrNotFound) {
+	if customer == nil {
 		return out, &ValidationError{Violations: []Violation{{Path: customerPath, Message: "is not a customer of this company"}}}
 	}
-	if err != nil {
-		return out, fmt.Errorf("customer %s: %w", in.CustomerID, err)
-	}
-	if err := activeCustomer(customer, customerPath); err != nil {
+	if err := activeCustomer(*customer, customerPath); err != nil {
 		return replayOr[events.InvoiceDrafted](ctx, h, req, opCreateInvoice, companyID, fp, err)
 	}
-	draft, err := in.draft(company, customer)
+	draft, err := in.draft(company, *customer)
 	if err != nil {
 		return out, err
 	}
@@ -190,6 +182,25 @@ func (h *Handler) CreateInvoice(ctx context.Context, req Request, companyID stri
 		return events.TypeInvoiceDrafted, draft, nil
 	}
 	return create(ctx, h, req, opCreateInvoice, companyID, fp, build)
+}
+
+// invoiceParties reads the company and, for a valid body, its customer in
+// the same round trip. A company the caller does not have is a 404 before
+// the body's violations, as on every write, so an invalid body's company is
+// read alone.
+func (h *Handler) invoiceParties(ctx context.Context, accountID, companyID string, body Parsed[CreateInvoice]) (CreateInvoice, CompanyRecord, *CustomerRecord, error) {
+	in, invalid := body.Valid()
+	if invalid != nil {
+		if _, err := h.cfg.Directory.Company(ctx, accountID, companyID); err != nil {
+			return in, CompanyRecord{}, nil, fmt.Errorf("company %s: %w", companyID, err)
+		}
+		return in, CompanyRecord{}, nil, invalid
+	}
+	company, customer, err := h.cfg.Directory.CompanyAndCustomer(ctx, accountID, companyID, in.CustomerID)
+	if err != nil {
+		return in, CompanyRecord{}, nil, fmt.Errorf("company %s and customer %s: %w", companyID, in.CustomerID, err)
+	}
+	return in, company, customer, nil
 }
 
 // draft applies the company's defaults, takes the snapshots and computes the

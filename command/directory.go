@@ -17,6 +17,10 @@ type Directory interface {
 	Company(ctx context.Context, accountID, companyID string) (CompanyRecord, error)
 	// Customer returns the company's customer, or events.ErrNotFound.
 	Customer(ctx context.Context, accountID, companyID, customerID string) (CustomerRecord, error)
+	// CompanyAndCustomer returns, in one read, the account's company
+	// (events.ErrNotFound when it has none of that id) and that company's
+	// customer (nil when it has none of that id): a new invoice's parties.
+	CompanyAndCustomer(ctx context.Context, accountID, companyID, customerID string) (CompanyRecord, *CustomerRecord, error)
 	// InvoiceStream returns the stream of the company's invoice, or
 	// events.ErrNotFound. The stream, not the read model, is what lifecycle
 	// operations decide on.

@@ -240,8 +240,14 @@ type scanner[T any] func(rows pgx.Rows, capacity int) ([]T, []rowKey, error)
 
 // one runs a get and returns its single row, or events.ErrNotFound.
 func one[T any](ctx context.Context, pool *pgxpool.Pool, scan scanner[T], st statement) (T, error) {
-	var zero T
 	rows, err := pool.Query(ctx, st.sql, st.args...)
+	return single(scan, rows, err)
+}
+
+// single returns the one row of a get's result (a Query's rows and error),
+// or events.ErrNotFound.
+func single[T any](scan scanner[T], rows pgx.Rows, err error) (T, error) {
+	var zero T
 	if err != nil {
 		return zero, fmt.Errorf("query: %w", pgerr.MarkUnavailable(err, events.ErrUnavailable))
 	}

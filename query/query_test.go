@@ -419,6 +419,57 @@ func inUTC(times ...*time.Time) {
 	}
 }
 
+// CompanyAndCustomer reads in one round trip what Company and Customer
+// read in two, with the same owners: a new invoice's parties never come
+// from another account or another company.
+func TestCompanyAndCustomerReadWhatTheirTwoGetsRead(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	a, b, g, x := w.a.CompanyID, w.b.CompanyID, w.g.CompanyID, w.x.CustomerID
+	archivedCompany, archivedCustomer := w.companies[7].id, w.customers[12].id
+	tests := []struct{ name, account, company, customer string }{
+		{"a company and its customer", "acme", a, x},
+		{"a company and its archived customer", "acme", a, archivedCustomer},
+		{"an archived company", "acme", archivedCompany, x},
+		{"a customer of a sibling company", "acme", b, x},
+		{"a company of another account", "globex", a, x},
+		{"another account's company and a customer of ours", "globex", g, x},
+		{"an unknown customer", "acme", a, uuid.NewString()},
+		{"an invoice id as the customer", "acme", a, w.invoices[0].id},
+		{"a customer id as a URN", "acme", a, "urn:uuid:" + x},
+		{"a company id in braces", "acme", "{" + a + "}", x},
+		{"an unknown company", "acme", uuid.NewString(), x},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantCompany, companyErr := w.store.Company(ctx, tt.account, tt.company)
+			var wantCustomer *Customer
+			if c, err := w.store.Customer(ctx, tt.account, tt.company, tt.customer); err == nil {
+				wantCustomer = &c
+			} else if !errors.Is(err, events.ErrNotFound) {
+				t.Fatal(err)
+			}
+			gotCompany, gotCustomer, err := w.store.CompanyAndCustomer(ctx, tt.account, tt.company, tt.customer)
+			if !errors.Is(err, companyErr) || (companyErr == nil && err != nil) {
+				t.Fatalf("err = %v, want %v (Company's)", err, companyErr)
+			}
+			if companyErr != nil {
+				wantCustomer = nil // the company's miss is the answer
+			}
+			if !reflect.DeepEqual(gotCompany, wantCompany) || !reflect.DeepEqual(gotCustomer, wantCustomer) {
+				t.Errorf("CompanyAndCustomer = %+v, %+v\nwant %+v, %+v", gotCompany, gotCustomer, wantCompany, wantCustomer)
+			}
+		})
+	}
+	t.Run("a failed read is not a miss", func(t *testing.T) {
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, _, err := w.store.CompanyAndCustomer(cancelled, "acme", a, x); err == nil || errors.Is(err, events.ErrNotFound) {
+			t.Fatalf("err = %v, want the read's failure", err)
+		}
+	})
+}
+
 func TestGetReadsBackEveryColumnOfACompanyAndACustomer(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()

@@ -23,6 +23,47 @@ func (d directory) Company(ctx context.Context, accountID, companyID string) (co
 	if err != nil {
 		return command.CompanyRecord{}, err
 	}
+	return companyRecord(c)
+}
+
+func (d directory) Customer(ctx context.Context, accountID, companyID, customerID string) (command.CustomerRecord, error) {
+	c, err := d.q.Customer(ctx, accountID, companyID, customerID)
+	if err != nil {
+		return command.CustomerRecord{}, err
+	}
+	return customerRecord(c)
+}
+
+func (d directory) CompanyAndCustomer(ctx context.Context, accountID, companyID, customerID string) (command.CompanyRecord, *command.CustomerRecord, error) {
+	company, customer, err := d.q.CompanyAndCustomer(ctx, accountID, companyID, customerID)
+	if err != nil {
+		return command.CompanyRecord{}, nil, err
+	}
+	r, err := companyRecord(company)
+	if err != nil || customer == nil {
+		return r, nil, err
+	}
+	cr, err := customerRecord(*customer)
+	if err != nil {
+		return command.CompanyRecord{}, nil, err
+	}
+	return r, &cr, nil
+}
+
+func (d directory) InvoiceStream(ctx context.Context, accountID, companyID, invoiceID string) (string, error) {
+	return d.q.InvoiceStream(ctx, accountID, companyID, invoiceID)
+}
+
+func (d directory) CompanyStream(ctx context.Context, accountID, companyID string) (string, error) {
+	return d.q.CompanyStream(ctx, accountID, companyID)
+}
+
+func (d directory) CustomerStream(ctx context.Context, accountID, companyID, customerID string) (string, error) {
+	return d.q.CustomerStream(ctx, accountID, companyID, customerID)
+}
+
+// companyRecord and customerRecord are what commands need of the rows.
+func companyRecord(c query.Company) (command.CompanyRecord, error) {
 	r := command.CompanyRecord{
 		ID: c.ID, LegalName: c.LegalName, TradingName: c.TradingName,
 		Email: c.Email, DefaultCurrency: c.DefaultCurrency,
@@ -39,23 +80,7 @@ func (d directory) Company(ctx context.Context, accountID, companyID string) (co
 	return r, nil
 }
 
-func (d directory) InvoiceStream(ctx context.Context, accountID, companyID, invoiceID string) (string, error) {
-	return d.q.InvoiceStream(ctx, accountID, companyID, invoiceID)
-}
-
-func (d directory) CompanyStream(ctx context.Context, accountID, companyID string) (string, error) {
-	return d.q.CompanyStream(ctx, accountID, companyID)
-}
-
-func (d directory) CustomerStream(ctx context.Context, accountID, companyID, customerID string) (string, error) {
-	return d.q.CustomerStream(ctx, accountID, companyID, customerID)
-}
-
-func (d directory) Customer(ctx context.Context, accountID, companyID, customerID string) (command.CustomerRecord, error) {
-	c, err := d.q.Customer(ctx, accountID, companyID, customerID)
-	if err != nil {
-		return command.CustomerRecord{}, err
-	}
+func customerRecord(c query.Customer) (command.CustomerRecord, error) {
 	r := command.CustomerRecord{ID: c.ID, CompanyID: c.CompanyID, Name: c.Name, Email: c.Email, Archived: c.ArchivedAt != nil}
 	if err := decodeValues(c.Address, &r.Address, c.Identifiers, &r.Identifiers); err != nil {
 		return command.CustomerRecord{}, fmt.Errorf("customer %s: %w", c.ID, err)

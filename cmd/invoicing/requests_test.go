@@ -172,6 +172,8 @@ func TestAWriteAnswersTheFirstCheckItFails(t *testing.T) {
 			http.StatusBadRequest, keyMessage, nil},
 		{"the company before the body's violations", s.post(t, customers, other, "precedence-1", `{"name":5}`),
 			http.StatusNotFound, "", nil},
+		{"the company before an invoice body's violations", s.post(t, b.path(""), other, "precedence-4", `{"customer_id":5}`),
+			http.StatusNotFound, "", nil},
 		{"the body's violations before the customer", s.post(t, b.path(""), b.tok, "precedence-2",
 			`{"customer_id":"`+uuid.NewString()+`","issue_date":"2025-02-30","lines":[{"description":"x","quantity":"1","unit_amount_minor":1,"tax_rate_bps":0}]}`),
 			http.StatusUnprocessableEntity, "", []string{"issue_date"}},
