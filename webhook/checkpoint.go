@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/invoicing/invoicing/events"
@@ -29,12 +30,33 @@ func loadCheckpoint(ctx context.Context, pool *pgxpool.Pool) (events.Position, e
 // it: another dispatcher committed since.
 var errCheckpointMoved = errors.New("the webhook checkpoint moved under this dispatcher")
 
+// commit enqueues rows and moves the checkpoint from from to to in one
+// transaction. A batch with nothing to enqueue (most, when few accounts
+// have endpoints) is the checkpoint's one statement, a round trip instead
+// of BEGIN, the statement and COMMIT.
+func commit(ctx context.Context, pool *pgxpool.Pool, from, to events.Position, rows []newDelivery) error {
+	if len(rows) == 0 {
+		return saveCheckpoint(ctx, pool, from, to)
+	}
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if err := insertDeliveries(ctx, tx, rows); err != nil {
+			return err
+		}
+		return saveCheckpoint(ctx, tx, from, to)
+	})
+}
+
+// execer runs a statement: a pool (its own transaction) or a transaction.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
 // saveCheckpoint moves the checkpoint from from to to; errCheckpointMoved
 // when it is not at from (a row not there yet is at the start).
-func saveCheckpoint(ctx context.Context, tx pgx.Tx, from, to events.Position) error {
+func saveCheckpoint(ctx context.Context, db execer, from, to events.Position) error {
 	fromHi, fromLo := from.Parts()
 	hi, lo := to.Parts()
-	tag, err := tx.Exec(ctx, `
+	tag, err := db.Exec(ctx, `
 		INSERT INTO webhook_checkpoint AS c (name, position_hi, position_lo) VALUES ($1, $4, $5)
 		ON CONFLICT (name) DO UPDATE SET position_hi = $4, position_lo = $5, updated_at = now()
 		WHERE c.position_hi = $2 AND c.position_lo = $3`,

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/invoicing/invoicing/events"
@@ -210,13 +209,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, from events.Position, batch [
 	// A batch read when ctx ends still commits: shutdown stops after it.
 	txCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), follow.BatchTimeout)
 	defer cancel()
-	err = pgx.BeginFunc(txCtx, d.pool, func(tx pgx.Tx) error {
-		if err := insertDeliveries(txCtx, tx, rows); err != nil {
-			return err
-		}
-		return saveCheckpoint(txCtx, tx, from, last)
-	})
-	if err != nil {
+	if err := commit(txCtx, d.pool, from, last, rows); err != nil {
 		return from, fmt.Errorf("enqueue deliveries up to %s: %w", last, err)
 	}
 	if len(rows) > 0 && d.opts.Enqueued != nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/google/uuid"
 
 	"github.com/invoicing/invoicing/events"
 	"github.com/invoicing/invoicing/internal/follow"
@@ -98,21 +98,33 @@ func TestTheCheckpointMovesOnlyFromWhereItsLeaderLeftIt(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	start, first, second := events.Position{}, events.NewPosition(10, 5), events.NewPosition(12, 9)
-	save := func(from, to events.Position) error {
-		return pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error { return saveCheckpoint(ctx, tx, from, to) })
+	delivery := func() []newDelivery {
+		return []newDelivery{{id: uuid.NewString(), endpointID: "ep", accountID: "acme", eventID: uuid.New(),
+			eventType: "invoice.created", stream: "s", pos: first}}
 	}
 	steps := []struct {
 		from, to events.Position
+		rows     []newDelivery // a batch with deliveries commits in a transaction, one without in a statement
 		want     error
 	}{
-		{start, second, nil},
-		{start, first, errCheckpointMoved}, // a leader that loaded it before the first commit
-		{second, first, nil},               // from where it is: equality, not order
-		{second, second, errCheckpointMoved},
+		{start, second, nil, nil},
+		{start, first, delivery(), errCheckpointMoved}, // a leader that loaded it before the first commit
+		{start, first, nil, errCheckpointMoved},
+		{second, first, delivery(), nil}, // from where it is: equality, not order
+		{second, second, delivery(), errCheckpointMoved},
+		{second, second, nil, errCheckpointMoved},
 	}
+	enqueued := 0
 	for i, s := range steps {
-		if err := save(s.from, s.to); !errors.Is(err, s.want) {
+		if err := commit(ctx, e.pool, s.from, s.to, s.rows); !errors.Is(err, s.want) {
 			t.Fatalf("step %d: %s -> %s: %v, want %v", i, s.from, s.to, err, s.want)
+		}
+		if s.want == nil {
+			enqueued += len(s.rows)
+		}
+		var n int
+		if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries`).Scan(&n); err != nil || n != enqueued {
+			t.Fatalf("step %d: %d deliveries (%v), want %d: a refused move enqueues nothing", i, n, err, enqueued)
 		}
 	}
 	if got, err := loadCheckpoint(ctx, e.pool); err != nil || got != first {
