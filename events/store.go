@@ -129,6 +129,12 @@ type Store interface {
 	// error wrapping ErrStreamNotFound.
 	ReadStream(ctx context.Context, stream string) ([]RecordedEvent, error)
 
+	// ReadStreamFrom returns the events of one stream from revision from
+	// on, in revision order. A stream with no event there, missing or
+	// not, gives none and no error: its caller knows the events before
+	// from (a fold it keeps) and asks only for what came after them.
+	ReadStreamFrom(ctx context.Context, stream string, from uint64) ([]RecordedEvent, error)
+
 	// ReadLast returns the last event of a stream, or an error wrapping
 	// ErrStreamNotFound. Its cost does not grow with the stream (a
 	// company's numbering stream holds one event per issued invoice).

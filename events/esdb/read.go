@@ -65,9 +65,7 @@ func recorded(ev *esdb.RecordedEvent) events.RecordedEvent {
 
 // ReadStream implements events.Store.
 func (s *Store) ReadStream(ctx context.Context, stream string) ([]events.RecordedEvent, error) {
-	evs, err := call(ctx, s, func(ctx context.Context, c *esdb.Client) ([]events.RecordedEvent, error) {
-		return readEvents(ctx, c, stream, 0, math.MaxInt64)
-	})
+	evs, err := s.readFrom(ctx, stream, 0)
 	if err != nil {
 		return nil, readStreamError(stream, err)
 	}
@@ -75,6 +73,25 @@ func (s *Store) ReadStream(ctx context.Context, stream string) ([]events.Recorde
 		return nil, fmt.Errorf("esdb: read stream %s: %w", stream, events.ErrStreamNotFound)
 	}
 	return evs, nil
+}
+
+// ReadStreamFrom implements events.Store: a missing stream is one with no
+// event from from on.
+func (s *Store) ReadStreamFrom(ctx context.Context, stream string, from uint64) ([]events.RecordedEvent, error) {
+	evs, err := s.readFrom(ctx, stream, from)
+	if err != nil {
+		if err = readStreamError(stream, err); errors.Is(err, events.ErrStreamNotFound) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return evs, nil
+}
+
+func (s *Store) readFrom(ctx context.Context, stream string, from uint64) ([]events.RecordedEvent, error) {
+	return call(ctx, s, func(ctx context.Context, c *esdb.Client) ([]events.RecordedEvent, error) {
+		return readEvents(ctx, c, stream, from, math.MaxInt64)
+	})
 }
 
 // ReadLast implements events.Store: one event, read backwards from the end.

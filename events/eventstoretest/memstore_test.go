@@ -2,6 +2,7 @@ package eventstoretest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -76,6 +77,14 @@ func (m *memStore) ReadStream(ctx context.Context, stream string) ([]events.Reco
 		out[i] = m.log[j]
 	}
 	return out, nil
+}
+
+func (m *memStore) ReadStreamFrom(ctx context.Context, stream string, from uint64) ([]events.RecordedEvent, error) {
+	evs, err := m.ReadStream(ctx, stream)
+	if errors.Is(err, events.ErrStreamNotFound) || uint64(len(evs)) <= from {
+		return nil, nil
+	}
+	return evs[from:], err
 }
 
 func (m *memStore) ReadLast(ctx context.Context, stream string) (events.RecordedEvent, error) {

@@ -15,6 +15,7 @@ func readCases() []testCase {
 		{"ReadStream returns each event's id, type, data, metadata, revision, position and UTC recorded time", testReadStreamFields},
 		{"ReadStream of a missing stream is ErrStreamNotFound", testReadStreamMissing},
 		{"ReadLast returns a stream's last event as ReadStream does, and ErrStreamNotFound for a missing stream", testReadLast},
+		{"ReadStreamFrom returns the events from a revision on as ReadStream does, and none past the end or of a missing stream", testReadStreamFrom},
 		{"a 512 KiB payload round-trips through ReadStream, ReadAll and SubscribeAll", testLargePayload},
 		{"ReadAll from zero returns every service event in global order consistent with stream revisions", testReadAllFromZero},
 		{"ReadAll resumes right after the given position without gap or duplicate in pages of 7", testReadAllPages},
@@ -86,6 +87,36 @@ func testReadLast(f *fixture) {
 		f.checkSame(last, ev, s, rev)
 		if all := f.readStream(s); last.Position.Compare(all[len(all)-1].Position) != 0 {
 			f.t.Errorf("ReadLast says position %s, ReadStream %s", last.Position, all[len(all)-1].Position)
+		}
+	}
+}
+
+func testReadStreamFrom(f *fixture) {
+	s := f.stream("from")
+	if got, err := f.store.ReadStreamFrom(f.ctx, s, 0); err != nil || len(got) != 0 {
+		f.t.Errorf("ReadStreamFrom(0) of a missing stream = %d events, %v; want none and no error", len(got), err)
+	}
+	for rev := uint64(0); rev < 3; rev++ {
+		expected := events.NoStream()
+		if rev > 0 {
+			expected = events.AtRevision(rev - 1)
+		}
+		f.mustAppend(s, expected, event(s, rev, fmt.Sprint("from ", rev)))
+	}
+	all := f.readStream(s)
+	for from := uint64(0); from <= 4; from++ {
+		got, err := f.store.ReadStreamFrom(f.ctx, s, from)
+		if err != nil {
+			f.t.Fatalf("ReadStreamFrom(%d): %v", from, err)
+		}
+		want := all[min(from, uint64(len(all))):]
+		if len(got) != len(want) {
+			f.t.Fatalf("ReadStreamFrom(%d) returned %d events, want %d", from, len(got), len(want))
+		}
+		for i := range got {
+			if got[i].ID != want[i].ID || got[i].Revision != want[i].Revision || got[i].Position.Compare(want[i].Position) != 0 || !jsonEqual(got[i].Data, want[i].Data) {
+				f.t.Errorf("ReadStreamFrom(%d)[%d] = revision %d at %s, ReadStream has revision %d at %s", from, i, got[i].Revision, got[i].Position, want[i].Revision, want[i].Position)
+			}
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -266,19 +267,29 @@ func positionArgs(pos events.Position) (txID string, gp int64) {
 
 // ReadStream implements events.Store.
 func (s *Store) ReadStream(ctx context.Context, stream string) ([]events.RecordedEvent, error) {
+	out, err := s.ReadStreamFrom(ctx, stream, 0)
+	if err == nil && len(out) == 0 {
+		err = fmt.Errorf("pgstore: read stream %s: %w", stream, events.ErrStreamNotFound)
+	}
+	return out, err
+}
+
+// ReadStreamFrom implements events.Store: one range of the index on
+// (stream_name, stream_revision).
+func (s *Store) ReadStreamFrom(ctx context.Context, stream string, from uint64) ([]events.RecordedEvent, error) {
+	if from > math.MaxInt64 {
+		return nil, nil // no revision is that high
+	}
 	rows, err := s.pool.Query(ctx, `
 		SELECT global_position, tx_id::text AS tx_text, event_id, stream_name, stream_revision,
 		       event_type, data::text, metadata::text, recorded_at
-		FROM events WHERE stream_name = $1 ORDER BY stream_revision`, stream)
+		FROM events WHERE stream_name = $1 AND stream_revision >= $2 ORDER BY stream_revision`, stream, int64(from))
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: read stream %s: %w", stream, pgerr.MarkUnavailable(err, events.ErrUnavailable))
 	}
 	out, err := scanEvents(rows, nil)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: read stream %s: %w", stream, pgerr.MarkUnavailable(err, events.ErrUnavailable))
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("pgstore: read stream %s: %w", stream, events.ErrStreamNotFound)
 	}
 	return out, nil
 }

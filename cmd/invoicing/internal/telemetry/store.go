@@ -144,6 +144,14 @@ func (s *instrumentedStore) ReadStream(ctx context.Context, stream string) ([]ev
 	return evs, err
 }
 
+func (s *instrumentedStore) ReadStreamFrom(ctx context.Context, stream string, from uint64) ([]events.RecordedEvent, error) {
+	ctx, span := s.span(ctx, "events.ReadStreamFrom", stream)
+	evs, err := s.inner.ReadStreamFrom(ctx, stream, from)
+	s.unavailable(opReadStream, err)
+	endSpan(span, err)
+	return evs, err
+}
+
 func (s *instrumentedStore) ReadLast(ctx context.Context, stream string) (events.RecordedEvent, error) {
 	ctx, span := s.span(ctx, "events.ReadLast", stream)
 	ev, err := s.inner.ReadLast(ctx, stream)
