@@ -41,6 +41,36 @@ func FoldCompany(evs []RecordedEvent) (Company, error) {
 	return c, nil
 }
 
+// Resume folds evs, the events that follow those c was folded from, onto
+// a copy of c: FoldCompany of the whole stream, without its start.
+func (c Company) Resume(evs []RecordedEvent) (Company, error) {
+	if c.Version == 0 {
+		return Company{}, ErrNotACompanyStream
+	}
+	for _, ev := range evs {
+		if err := resumable(ev, c.Version); err != nil {
+			return Company{}, err
+		}
+		if err := c.apply(ev, false); err != nil {
+			return Company{}, fmt.Errorf("fold %s at revision %d: %w", ev.Stream, ev.Revision, err)
+		}
+	}
+	return c, nil
+}
+
+// resumable checks that ev is the event after the version-th: a fold
+// resumed past a gap would miss an event.
+func resumable(ev RecordedEvent, version int) error {
+	if ev.Revision != uint64(version) {
+		return fmt.Errorf("fold %s: revision %d follows version %d: %w", ev.Stream, ev.Revision, version, ErrStreamGap)
+	}
+	return nil
+}
+
+// ErrStreamGap means a fold was resumed with events that do not follow
+// the ones it holds.
+var ErrStreamGap = errors.New("events: the events do not follow the fold")
+
 func (c *Company) apply(ev RecordedEvent, first bool) error {
 	if first != (ev.Type == TypeCompanyCreated) {
 		return ErrNotACompanyStream
@@ -101,6 +131,22 @@ func FoldCustomer(evs []RecordedEvent) (Customer, error) {
 	}
 	if c.Version == 0 {
 		return Customer{}, ErrNotACustomerStream
+	}
+	return c, nil
+}
+
+// Resume folds evs onto a copy of c, as Company.Resume.
+func (c Customer) Resume(evs []RecordedEvent) (Customer, error) {
+	if c.Version == 0 {
+		return Customer{}, ErrNotACustomerStream
+	}
+	for _, ev := range evs {
+		if err := resumable(ev, c.Version); err != nil {
+			return Customer{}, err
+		}
+		if err := c.apply(ev, false); err != nil {
+			return Customer{}, fmt.Errorf("fold %s at revision %d: %w", ev.Stream, ev.Revision, err)
+		}
 	}
 	return c, nil
 }

@@ -77,3 +77,74 @@ func TestFoldCustomer(t *testing.T) {
 		t.Errorf("a stream without its creation: %v", err)
 	}
 }
+
+// TestResumeIsTheFoldOfTheWholeStream resumes a fold at every split of a
+// stream and checks it against the fold of the whole, that the fold it
+// resumed from is left as it was, and that a gap or a fold of nothing is
+// refused.
+func TestResumeIsTheFoldOfTheWholeStream(t *testing.T) {
+	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	evs := []RecordedEvent{
+		recordedOf(t, "customer-x", 0, TypeCustomerCreated, CustomerCreated{CustomerID: "u1", CompanyID: "c1", Name: "Old",
+			Identifiers: []Identifier{{Scheme: "vat", Value: "0"}}, CreatedAt: created}),
+	}
+	for rev := uint64(1); rev <= 6; rev++ {
+		at := created.Add(time.Duration(rev) * time.Hour)
+		switch rev % 3 {
+		case 0:
+			evs = append(evs, recordedOf(t, "customer-x", rev, TypeCustomerArchived, CustomerArchived{CustomerID: "u1", ArchivedAt: at}))
+		case 1:
+			evs = append(evs, recordedOf(t, "customer-x", rev, TypeCustomerUnarchived, CustomerUnarchived{CustomerID: "u1", UnarchivedAt: at}))
+		default:
+			evs = append(evs, recordedOf(t, "customer-x", rev, TypeCustomerUpdated, CustomerUpdated{CustomerID: "u1", CompanyID: "c1",
+				Name: "N" + at.Format("15"), Identifiers: []Identifier{{Scheme: "vat", Value: at.Format("15")}}, UpdatedAt: at}))
+		}
+	}
+	whole, err := FoldCustomer(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for split := 1; split <= len(evs); split++ {
+		head, err := FoldCustomer(evs[:split])
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := mustJSON(t, head)
+		got, err := head.Resume(evs[split:])
+		if err != nil {
+			t.Fatalf("resume at %d: %v", split, err)
+		}
+		if g, w := mustJSON(t, got), mustJSON(t, whole); g != w {
+			t.Errorf("resumed at %d:\n%s\nwant the whole fold:\n%s", split, g, w)
+		}
+		if after := mustJSON(t, head); after != before {
+			t.Errorf("resuming at %d changed the fold it resumed from", split)
+		}
+	}
+	head, err := FoldCustomer(evs[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := head.Resume(evs[3:]); !errors.Is(err, ErrStreamGap) {
+		t.Errorf("resume past a gap: %v, want ErrStreamGap", err)
+	}
+	if _, err := (Customer{}).Resume(evs[1:]); !errors.Is(err, ErrNotACustomerStream) {
+		t.Errorf("resume of no fold: %v, want ErrNotACustomerStream", err)
+	}
+	company, err := FoldCompany([]RecordedEvent{recordedOf(t, "company-x", 0, TypeCompanyCreated, CompanyCreated{CompanyID: "c1", CreatedAt: created})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := company.Resume([]RecordedEvent{recordedOf(t, "company-x", 2, TypeCompanyArchived, CompanyArchived{CompanyID: "c1"})}); !errors.Is(err, ErrStreamGap) {
+		t.Errorf("company resumed past a gap: %v, want ErrStreamGap", err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
