@@ -78,11 +78,15 @@ type Config struct {
 	// Now and NewID default to the clock and UUIDv7; tests replace them.
 	Now   func() time.Time
 	NewID func() (uuid.UUID, error)
+	// FoldCacheKeys bounds the fold cache (default DefaultFoldCacheKeys;
+	// negative: no cache).
+	FoldCacheKeys int
 }
 
 // Handler executes create commands.
 type Handler struct {
-	cfg Config
+	cfg   Config
+	folds *foldCache
 }
 
 // DefaultWaitTimeout bounds how long a create waits for the read models.
@@ -99,7 +103,10 @@ func NewHandler(cfg Config) *Handler {
 	if cfg.NewID == nil {
 		cfg.NewID = uuid.NewV7
 	}
-	return &Handler{cfg: cfg}
+	if cfg.FoldCacheKeys == 0 {
+		cfg.FoldCacheKeys = DefaultFoldCacheKeys
+	}
+	return &Handler{cfg: cfg, folds: newFoldCache(max(cfg.FoldCacheKeys, 0))}
 }
 
 // now is the creation timestamp: UTC, truncated to microseconds so that the

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/invoicing/invoicing/events"
 )
@@ -23,10 +24,14 @@ var errStale = errors.New("the record changed while deciding")
 
 // entity is how lifecycle operations see one kind of record (company,
 // customer, invoice): its name in messages, and the fold of its stream
-// into S with the version and id the record's ETag names.
+// into S with the version and id the record's ETag names. resume, when
+// set, folds the events that follow a fold onto a copy of it, without
+// changing the fold it is given; then the fold cache keeps the entity's
+// long streams (fold_cache.go).
 type entity[S any] struct {
 	kind    string // "invoice", for messages
 	fold    func([]events.RecordedEvent) (S, error)
+	resume  func(S, []events.RecordedEvent) (S, error)
 	version func(S) int
 	id      func(S) string
 }
@@ -122,10 +127,30 @@ func change[S any](ctx context.Context, h *Handler, lc lifecycle[S], decide func
 // and at is that event; otherwise at is the stream's last event. The same
 // key with another request is ErrIdempotencyKeyReused.
 func current[S any](ctx context.Context, h *Handler, lc lifecycle[S]) (rec S, at events.RecordedEvent, done bool, err error) {
+	if lc.resume != nil {
+		if f, ok := h.folds.lookup(lc.stream, h.folds.hash(lc.keyHash)); ok {
+			if state, ok := f.state.(S); ok {
+				return resumed(ctx, h, lc, state, f.last)
+			}
+		}
+	}
 	evs, err := h.cfg.Store.ReadStream(ctx, lc.stream)
 	if err != nil {
 		return rec, at, false, fmt.Errorf("read %s %s: %w", lc.kind, lc.id, err)
 	}
+	if rec, at, done, err = foldWhole(lc, evs); err != nil || done || lc.resume == nil || len(evs) < minFoldedEvents {
+		return rec, at, done, err
+	}
+	mds, err := metadataOf(evs)
+	if err != nil {
+		return rec, at, false, err
+	}
+	h.folds.store(lc.stream, rec, at, 0, h.folds.hashes(mds))
+	return rec, at, false, nil
+}
+
+// foldWhole is current from the whole stream, evs.
+func foldWhole[S any](lc lifecycle[S], evs []events.RecordedEvent) (rec S, at events.RecordedEvent, done bool, err error) {
 	key := []byte(lc.keyHash)
 	for i := 1; i < len(evs); i++ {
 		// Most events are other requests'. A key hash is base64url, which
@@ -153,4 +178,45 @@ func current[S any](ctx context.Context, h *Handler, lc lifecycle[S]) (rec S, at
 		at = evs[len(evs)-1]
 	}
 	return rec, at, false, err
+}
+
+// resumed is current from the fold the cache holds at last: it reads and
+// folds only the events after last, and looks for the request's key among
+// them (the cache holds none of its hash before).
+func resumed[S any](ctx context.Context, h *Handler, lc lifecycle[S], state S, last events.RecordedEvent) (rec S, at events.RecordedEvent, done bool, err error) {
+	evs, err := h.cfg.Store.ReadStreamFrom(ctx, lc.stream, last.Revision+1)
+	if err != nil {
+		return rec, at, false, fmt.Errorf("read %s %s: %w", lc.kind, lc.id, err)
+	}
+	mds, err := metadataOf(evs)
+	if err != nil {
+		return rec, at, false, err
+	}
+	mine := slices.IndexFunc(mds, func(md events.Metadata) bool { return md.IdempotencyKey == lc.keyHash })
+	switch {
+	case mine >= 0 && mds[mine].RequestFingerprint != lc.fp:
+		return rec, at, false, ErrIdempotencyKeyReused
+	case mine >= 0: // this request's event: the record as it left it
+		if rec, err = lc.resume(state, evs[:mine+1]); err == nil && mine == len(evs)-1 {
+			h.folds.store(lc.stream, rec, evs[mine], last.Revision+1, h.folds.hashes(mds)) // as a write reads back its own event
+		}
+		return rec, evs[mine], true, err
+	}
+	if rec, err = lc.resume(state, evs); err != nil || len(evs) == 0 {
+		return rec, last, false, err
+	}
+	h.folds.store(lc.stream, rec, evs[len(evs)-1], last.Revision+1, h.folds.hashes(mds))
+	return rec, evs[len(evs)-1], false, nil
+}
+
+// metadataOf decodes the metadata of evs, which says which lifecycle
+// request appended each.
+func metadataOf(evs []events.RecordedEvent) ([]events.Metadata, error) {
+	mds := make([]events.Metadata, len(evs))
+	for i, ev := range evs {
+		if err := json.Unmarshal(ev.Metadata, &mds[i]); err != nil {
+			return nil, fmt.Errorf("decode metadata of %s@%d: %w", ev.Stream, ev.Revision, err)
+		}
+	}
+	return mds, nil
 }

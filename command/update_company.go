@@ -16,7 +16,7 @@ var opUpdateCompany = operation{name: "companies.update", kind: events.KindCompa
 var recordReadOnly = []string{"id", "company_id", "version", "archived_at", "created_at", "updated_at"}
 
 // companies is the company entity of lifecycle operations.
-var companies = entity[events.Company]{kind: "company", fold: events.FoldCompany,
+var companies = entity[events.Company]{kind: "company", fold: events.FoldCompany, resume: events.Company.Resume,
 	version: func(c events.Company) int { return c.Version },
 	id:      func(c events.Company) string { return c.CompanyID }}
 

@@ -11,7 +11,7 @@ import (
 var opUpdateCustomer = operation{name: "customers.update", kind: events.KindCustomer}
 
 // customers is the customer entity of lifecycle operations.
-var customers = entity[events.Customer]{kind: "customer", fold: events.FoldCustomer,
+var customers = entity[events.Customer]{kind: "customer", fold: events.FoldCustomer, resume: events.Customer.Resume,
 	version: func(c events.Customer) int { return c.Version },
 	id:      func(c events.Customer) string { return c.CustomerID }}
 

@@ -114,6 +114,58 @@ func TestSixteenConcurrentPatchesLoseNoUpdate(t *testing.T) {
 	}
 }
 
+// TestALongStreamKeepsEveryGuaranteeFromItsFold: once a company's stream
+// is long (longLifecycleStream events), each instance decides on the fold
+// it keeps and reads only the events after it (command's fold cache).
+// Sixteen patches at once through two instances still all land; a replay
+// of any earlier key, old or new, through either instance answers that
+// request's first answer and appends nothing; a key reused with another
+// body is refused.
+func TestALongStreamKeepsEveryGuaranteeFromItsFold(t *testing.T) {
+	const longLifecycleStream = 48 // past command's minFoldedEvents (32)
+	a := newService(t)
+	b := newService(t, func(c *config) { c.DatabaseURL = a.dbURL })
+	tok := token(t, "long-stream")
+	companyID := a.createCompany(t, tok, "long-stream-company", fullCompany)["id"].(string)
+	path := "/v1/companies/" + companyID
+	first := map[string]response{}
+	for i := range longLifecycleStream {
+		key := fmt.Sprint("long-patch-", i)
+		first[key] = [2]*service{a, b}[i%2].patch(t, path, tok, key, fmt.Sprintf(`{"trading_name":"Long %d"}`, i), nil)
+		mustStatus(t, first[key], http.StatusOK)
+	}
+	statuses := sendAtOnce(t, len(concurrentCompanyPatches), func(i int) response {
+		return [2]*service{a, b}[i%2].patch(t, path, tok, fmt.Sprint("long-concurrent-", i), concurrentCompanyPatches[i].patch, nil)
+	})
+	for i, st := range statuses {
+		if st != http.StatusOK {
+			t.Errorf("patch %d (%s) answered %d", i, concurrentCompanyPatches[i].patch, st)
+		}
+	}
+	want := 1 + longLifecycleStream + len(concurrentCompanyPatches)
+	final := a.get(t, path, tok).object(t)
+	if final["version"] != float64(want) {
+		t.Errorf("version = %v, want %d", final["version"], want)
+	}
+	for _, p := range concurrentCompanyPatches[1 : len(concurrentCompanyPatches)-1] { // the two legal_name patches overwrite each other
+		if got, ok := at(final, p.path); (p.value == absent) == ok || (ok && mustJSON(t, got) != mustJSON(t, p.value)) {
+			t.Errorf("%s = %v, want %v (lost update)", p.path, got, p.value)
+		}
+	}
+	for _, key := range []string{"long-patch-2", "long-patch-40", fmt.Sprint("long-patch-", longLifecycleStream-1)} {
+		for _, via := range []*service{a, b} {
+			again := via.patch(t, path, tok, key, fmt.Sprintf(`{"trading_name":"Long %s"}`, key[len("long-patch-"):]), nil)
+			if again.status != http.StatusOK || string(again.body) != string(first[key].body) {
+				t.Errorf("replay of %s: %d %s; want the first answer %s", key, again.status, again.body, first[key].body)
+			}
+		}
+	}
+	mustFail(t, b.patch(t, path, tok, "long-patch-7", `{"trading_name":"Another"}`, nil), http.StatusConflict, "idempotency_key_reused")
+	if streams, n := a.streamsOf(t, "Company", "company_id", companyID); streams != 1 || n != want {
+		t.Errorf("the company's events: %d in %d streams; want %d in one (a replay appended)", n, streams, want)
+	}
+}
+
 // TestIfMatchOnRecords: a stale tag on a patch, an archive or a restore of
 // a company or customer is 412 precondition_failed and changes nothing.
 func TestIfMatchOnRecords(t *testing.T) {
