@@ -75,6 +75,7 @@ func (h *Handler) IssueCreditNote(ctx context.Context, req Request, companyID, i
 	if err != nil {
 		return Result[events.CreditNoteIssued]{}, err
 	}
+	lc.serial = events.CreditNoteNumberingStreamName(req.Actor.AccountID, company.ID)
 	res, err := change(ctx, h, lc, func(inv events.Invoice) (events.EventData, error) {
 		cn, err := h.creditNote(inv, in)
 		if err != nil {

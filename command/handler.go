@@ -85,8 +85,9 @@ type Config struct {
 
 // Handler executes create commands.
 type Handler struct {
-	cfg   Config
-	folds *foldCache
+	cfg    Config
+	folds  *foldCache
+	serial *keyedLocks
 }
 
 // DefaultWaitTimeout bounds how long a create waits for the read models.
@@ -106,7 +107,7 @@ func NewHandler(cfg Config) *Handler {
 	if cfg.FoldCacheKeys == 0 {
 		cfg.FoldCacheKeys = DefaultFoldCacheKeys
 	}
-	return &Handler{cfg: cfg, folds: newFoldCache(max(cfg.FoldCacheKeys, 0))}
+	return &Handler{cfg: cfg, folds: newFoldCache(max(cfg.FoldCacheKeys, 0)), serial: newKeyedLocks()}
 }
 
 // now is the creation timestamp: UTC, truncated to microseconds so that the

@@ -54,6 +54,7 @@ func (h *Handler) IssueInvoice(ctx context.Context, req Request, companyID, invo
 	if err != nil {
 		return Result[events.Invoice]{}, err
 	}
+	lc.serial = events.NumberingStreamName(req.Actor.AccountID, company.ID)
 	return change(ctx, h, lc, func(inv events.Invoice) (events.EventData, error) {
 		if inv.Status != events.StatusDraft {
 			return events.EventData{}, fmt.Errorf("%w: the invoice is %s; only a draft can be issued", ErrInvalidState, inv.Status)

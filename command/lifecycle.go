@@ -53,6 +53,9 @@ type lifecycle[S any] struct {
 	keyHash  string
 	fp       string
 	metadata json.RawMessage
+	// serial, when set, is a key this instance's requests hold one at a
+	// time while they decide and append (a company's numbering: serial.go).
+	serial string
 }
 
 // newLifecycle starts a lifecycle operation on the record id, whose stream
@@ -93,33 +96,51 @@ func (h *Handler) newInvoiceLifecycle(ctx context.Context, req Request, op opera
 func change[S any](ctx context.Context, h *Handler, lc lifecycle[S], decide func(S) (events.EventData, error)) (Result[S], error) {
 	appended := false
 	for attempt := 0; attempt < maxLifecycleAttempts; attempt++ {
-		rec, at, done, err := current(ctx, h, lc)
+		res, at, done, err := changeOnce(ctx, h, lc, decide, &appended)
 		if err != nil {
 			return Result[S]{}, err
 		}
 		if done {
-			return Result[S]{Value: rec, Replayed: !appended}, h.waitForReadModels(ctx, at.Position, at.Type)
+			return res, h.waitForReadModels(ctx, at.Position, at.Type)
 		}
-		if err := lc.req.IfMatch.check(lc.entity.id(rec), lc.version(rec)); err != nil {
-			return Result[S]{}, fmt.Errorf("%s %s at version %d: %w", lc.kind, lc.id, lc.version(rec), err)
-		}
-		ev, err := decide(rec)
-		if errors.Is(err, errStale) {
-			continue
-		}
-		if err != nil {
-			return Result[S]{}, err
-		}
-		if ev.Type == "" {
-			return Result[S]{Value: rec}, h.waitForReadModels(ctx, at.Position, at.Type)
-		}
-		_, err = h.cfg.Store.Append(ctx, lc.stream, events.AtRevision(uint64(lc.version(rec)-1)), ev)
-		if err != nil && !errors.Is(err, events.ErrWrongExpectedRevision) {
-			return Result[S]{}, fmt.Errorf("append to %s %s: %w", lc.kind, lc.id, err)
-		}
-		appended = appended || err == nil
 	}
 	return Result[S]{}, fmt.Errorf("%s %s kept changing: %d attempts", lc.kind, lc.id, maxLifecycleAttempts)
+}
+
+// changeOnce is one round of change. done means the record is as the
+// request leaves it: res is the answer, and at the event whose read models
+// it waits for, outside the round (and its lock). Otherwise another writer
+// got there first, or the round appended and must read its event back.
+func changeOnce[S any](ctx context.Context, h *Handler, lc lifecycle[S], decide func(S) (events.EventData, error), appended *bool) (res Result[S], at events.RecordedEvent, done bool, err error) {
+	if lc.serial != "" && !*appended { // reading back one's own event decides nothing
+		release, err := h.serial.lock(ctx, lc.serial)
+		if err != nil {
+			return res, at, false, err
+		}
+		defer release()
+	}
+	rec, at, done, err := current(ctx, h, lc)
+	if err != nil || done {
+		return Result[S]{Value: rec, Replayed: !*appended}, at, done, err
+	}
+	if err := lc.req.IfMatch.check(lc.entity.id(rec), lc.version(rec)); err != nil {
+		return res, at, false, fmt.Errorf("%s %s at version %d: %w", lc.kind, lc.id, lc.version(rec), err)
+	}
+	ev, err := decide(rec)
+	switch {
+	case errors.Is(err, errStale):
+		return res, at, false, nil
+	case err != nil:
+		return res, at, false, err
+	case ev.Type == "":
+		return Result[S]{Value: rec}, at, true, nil
+	}
+	_, err = h.cfg.Store.Append(ctx, lc.stream, events.AtRevision(uint64(lc.version(rec)-1)), ev)
+	if err != nil && !errors.Is(err, events.ErrWrongExpectedRevision) {
+		return res, at, false, fmt.Errorf("append to %s %s: %w", lc.kind, lc.id, err)
+	}
+	*appended = *appended || err == nil
+	return res, at, false, nil
 }
 
 // current folds the record's stream. done reports that this request's
