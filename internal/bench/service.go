@@ -314,13 +314,32 @@ func (c *client) Close() {
 
 // id reads the "id" of a resource body.
 func id(body []byte) (string, error) {
-	var v struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal(body, &v); err != nil || v.ID == "" {
+	// The API writes "id" first: reading members up to it spares the load
+	// generator a scan of the whole body (a quarter of its CPU in the
+	// create phase, on the cores the service and PostgreSQL share).
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return "", fmt.Errorf("no id in %.200s", body)
 	}
-	return v.ID, nil
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return "", fmt.Errorf("no id in %.200s: %w", body, err)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return "", fmt.Errorf("no id in %.200s: %w", body, err)
+		}
+		if key != "id" {
+			continue
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil || s == "" {
+			return "", fmt.Errorf("no id in %.200s", body)
+		}
+		return s, nil
+	}
+	return "", fmt.Errorf("no id in %.200s", body)
 }
 
 // nextCursor reads pagination.next_cursor of a list body ("" on the last
