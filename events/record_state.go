@@ -47,22 +47,23 @@ func (c Company) Resume(evs []RecordedEvent) (Company, error) {
 	if c.Version == 0 {
 		return Company{}, ErrNotACompanyStream
 	}
-	for _, ev := range evs {
-		if err := resumable(ev, c.Version); err != nil {
-			return Company{}, err
-		}
-		if err := c.apply(ev, false); err != nil {
-			return Company{}, fmt.Errorf("fold %s at revision %d: %w", ev.Stream, ev.Revision, err)
-		}
+	if err := resume(c.Version, evs, c.apply); err != nil {
+		return Company{}, err
 	}
 	return c, nil
 }
 
-// resumable checks that ev is the event after the version-th: a fold
-// resumed past a gap would miss an event.
-func resumable(ev RecordedEvent, version int) error {
-	if ev.Revision != uint64(version) {
-		return fmt.Errorf("fold %s: revision %d follows version %d: %w", ev.Stream, ev.Revision, version, ErrStreamGap)
+// resume applies evs to a fold at version, checking that each follows the
+// one before (the loop of Company.Resume and Customer.Resume).
+func resume(version int, evs []RecordedEvent, apply func(RecordedEvent, bool) error) error {
+	for _, ev := range evs {
+		if ev.Revision != uint64(version) {
+			return fmt.Errorf("fold %s: revision %d follows version %d: %w", ev.Stream, ev.Revision, version, ErrStreamGap)
+		}
+		if err := apply(ev, false); err != nil {
+			return fmt.Errorf("fold %s at revision %d: %w", ev.Stream, ev.Revision, err)
+		}
+		version++
 	}
 	return nil
 }
@@ -140,13 +141,8 @@ func (c Customer) Resume(evs []RecordedEvent) (Customer, error) {
 	if c.Version == 0 {
 		return Customer{}, ErrNotACustomerStream
 	}
-	for _, ev := range evs {
-		if err := resumable(ev, c.Version); err != nil {
-			return Customer{}, err
-		}
-		if err := c.apply(ev, false); err != nil {
-			return Customer{}, fmt.Errorf("fold %s at revision %d: %w", ev.Stream, ev.Revision, err)
-		}
+	if err := resume(c.Version, evs, c.apply); err != nil {
+		return Customer{}, err
 	}
 	return c, nil
 }

@@ -81,10 +81,15 @@ func (m *memStore) ReadStream(ctx context.Context, stream string) ([]events.Reco
 
 func (m *memStore) ReadStreamFrom(ctx context.Context, stream string, from uint64) ([]events.RecordedEvent, error) {
 	evs, err := m.ReadStream(ctx, stream)
-	if errors.Is(err, events.ErrStreamNotFound) || uint64(len(evs)) <= from {
+	switch {
+	case errors.Is(err, events.ErrStreamNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case uint64(len(evs)) <= from:
 		return nil, nil
 	}
-	return evs[from:], err
+	return evs[from:], nil
 }
 
 func (m *memStore) ReadLast(ctx context.Context, stream string) (events.RecordedEvent, error) {
