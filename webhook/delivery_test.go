@@ -192,6 +192,9 @@ func TestADeliveryFailsWhenItsRetriesExpireAndCanBeRetriedByHand(t *testing.T) {
 		t.Fatalf("retry = %+v, %v: want it pending, due now (or sent already)", d, err)
 	}
 	waitFor(t, "the retried delivery", func() bool { return len(rc.successes()) == 1 })
+	// The receiver answers before the sender records the answer: until
+	// then the delivery is, rightly, still pending.
+	waitFor(t, "the retried delivery recorded", func() bool { return e.statuses(t)["succeeded"] == 1 })
 	// The same request again (a client's retry after a timeout): no
 	// second attempt.
 	again, err := log.Retry(context.Background(), "acme", ep.ID, list[0].ID, "retry-key-1")
