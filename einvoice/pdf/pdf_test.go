@@ -375,6 +375,26 @@ func BenchmarkRenderPDF(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pdfs/s")
 }
 
+// BenchmarkRenderPDFLibraryFloor is what fpdf costs before any layout: a
+// document with the font added, one page, one cell, written out. Adding a
+// UTF-8 font and writing its subset are fixed work per document (the
+// font's widths JSON-encoded for its id, its glyph map and subset
+// compressed), so BenchmarkRenderPDF can never be faster than this.
+func BenchmarkRenderPDFLibraryFloor(b *testing.B) {
+	r := newRenderer(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		p := r.newFpdf()
+		p.AddPage()
+		p.SetFont(fontFamily, "", 9)
+		p.Cell(40, 5, "Invoice 2026-0001 €")
+		if err := p.Output(io.Discard); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pdfs/s")
+}
+
 // TestConcurrentRenders shares one Renderer between goroutines, as a
 // server does (run with -race).
 func TestConcurrentRenders(t *testing.T) {
