@@ -35,8 +35,8 @@ func ceilingOf(r, baseline phaseRow, cpus int) (ceiling, bool) {
 	return c, true
 }
 
-// String says the ceiling and what it is made of, for a request named what.
-func (c ceiling) String(what string) string {
+// describe says the ceiling and what it is made of, for a request named what.
+func (c ceiling) describe(what string) string {
 	return fmt.Sprintf("at most %.3f with a service of no CPU: PostgreSQL %d µs + load generator %d µs of CPU a %s, on %d CPUs",
 		c.ratio, c.postgres.Microseconds(), c.client.Microseconds(), what, c.cpus)
 }

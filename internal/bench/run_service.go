@@ -153,11 +153,11 @@ func serviceTargets(rows []phaseRow, lag lagSummary, hwm int64) string {
 	cr, gr := create.rate/ins.rate, get.rate/sel.rate
 	check("create ÷ pgbench INSERT ≥ 0.25", cr >= 0.25, fmt.Sprintf("%.3f", cr))
 	if c, ok := ceilingOf(create, ins, runtime.NumCPU()); ok {
-		fmt.Fprintf(&b, "       %s\n", c.String("create"))
+		fmt.Fprintf(&b, "       %s\n", c.describe("create"))
 	}
 	check("get ÷ pgbench select-only ≥ 0.45", gr >= 0.45, fmt.Sprintf("%.3f", gr))
 	if c, ok := ceilingOf(get, sel, runtime.NumCPU()); ok {
-		fmt.Fprintf(&b, "       %s\n", c.String("get"))
+		fmt.Fprintf(&b, "       %s\n", c.describe("get"))
 	}
 	check("list ≥ 3,000 req/s", list.rate >= 3000, fmt.Sprintf("%.0f req/s", list.rate))
 	check("create p99 ≤ 25 ms", create.lat.P99 <= 25*time.Millisecond, fmtMs(ms(create.lat.P99))+" ms")
