@@ -150,15 +150,17 @@ func serviceTargets(rows []phaseRow, lag lagSummary, hwm int64) string {
 		}
 		fmt.Fprintf(&b, "  %s %-44s %s\n", mark, what, got)
 	}
+	cpus := runtime.NumCPU()
+	ceilingLine := func(r, baseline phaseRow, what string) {
+		if c, ok := ceilingOf(r, baseline, cpus); ok {
+			fmt.Fprintf(&b, "       %s\n", c.describe(what))
+		}
+	}
 	cr, gr := create.rate/ins.rate, get.rate/sel.rate
 	check("create ÷ pgbench INSERT ≥ 0.25", cr >= 0.25, fmt.Sprintf("%.3f", cr))
-	if c, ok := ceilingOf(create, ins, runtime.NumCPU()); ok {
-		fmt.Fprintf(&b, "       %s\n", c.describe("create"))
-	}
+	ceilingLine(create, ins, "create")
 	check("get ÷ pgbench select-only ≥ 0.45", gr >= 0.45, fmt.Sprintf("%.3f", gr))
-	if c, ok := ceilingOf(get, sel, runtime.NumCPU()); ok {
-		fmt.Fprintf(&b, "       %s\n", c.describe("get"))
-	}
+	ceilingLine(get, sel, "get")
 	check("list ≥ 3,000 req/s", list.rate >= 3000, fmt.Sprintf("%.0f req/s", list.rate))
 	check("create p99 ≤ 25 ms", create.lat.P99 <= 25*time.Millisecond, fmtMs(ms(create.lat.P99))+" ms")
 	check(fmt.Sprintf("get p99 ≤ 5 ms at %d clients", get.clients), get.lat.P99 <= 5*time.Millisecond, fmtMs(ms(get.lat.P99))+" ms")
